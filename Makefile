@@ -1,0 +1,53 @@
+# shardid — PGXS build of a C++17 core (src/core) and its PostgreSQL glue (src/pg).
+
+EXTENSION = shardid
+EXTVERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
+MODULE_big = shardid
+
+CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
+PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
+OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
+
+# The install script is assembled from sql/install/*.sql in name order, so
+# each part of the API keeps its own file.
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
+
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(filter-out sql/$(EXTENSION)--%,$(wildcard sql/*.sql))))
+REGRESS_OPTS = --inputdir=. --outputdir=results --load-extension=$(EXTENSION)
+
+ISOLATION = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test/isolation/specs/*.spec)))
+ISOLATION_OPTS = --inputdir=test/isolation --outputdir=results/isolation --load-extension=$(EXTENSION)
+
+EXTRA_CLEAN = results test/unit/unit_tests test/unit/*.o
+
+PG_CONFIG ?= pg_config
+# PostgreSQL's headers as system headers: -Wextra is for our code, not theirs.
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-register -fno-exceptions
+SHLIB_LINK += -lstdc++
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# This server is built with LLVM: the bitcode rule ignores CXXFLAGS otherwise.
+COMPILE.cxx.bc += $(PG_CXXFLAGS)
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: $(sort $(wildcard sql/install/*.sql))
+	cat $^ > $@
+
+# Unit tests of src/core: GoogleTest, no PostgreSQL.
+UNIT_SRCS = $(sort $(wildcard test/unit/*.cpp))
+test/unit/unit_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
+	$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Isrc/core -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lgtest -lgtest_main -pthread
+
+.PHONY: unitcheck
+unitcheck: test/unit/unit_tests
+	test/unit/unit_tests
+
+# installcheck split by kind, so test/run-all can report each suite.
+.PHONY: installcheck-regress installcheck-isolation
+installcheck-regress:
+	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
+installcheck-isolation:
+	$(if $(ISOLATION),$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION),@echo "no isolation specs")

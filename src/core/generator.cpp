@@ -1,0 +1,48 @@
+// generator.cpp — the generator step: C' = max(now << seq_bits, C + 1).
+#include "generator.hpp"
+
+#include <algorithm>
+
+namespace shardid {
+
+Step
+next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms, std::int64_t shard,
+		  std::int64_t max_drift_ms) noexcept
+{
+	if (now_unix_ms < layout.epoch_ms)
+		return Step{Step::Kind::before_epoch, state, 0, 0};
+
+	const std::int64_t limit = max_state(layout);
+	// Offsets past the end of the layout saturate: they can only fail.
+	const std::int64_t now_offset = std::min(now_unix_ms - layout.epoch_ms, layout.max_offset_ms() + 1);
+	const std::int64_t prev = std::max<std::int64_t>(state, 0);
+
+	if (now_offset > layout.max_offset_ms() || prev >= limit)
+		return Step{Step::Kind::exhausted, state, 0, 0};
+
+	const std::int64_t from_clock = now_offset << layout.seq_bits;
+	const std::int64_t next = std::max(from_clock, prev + 1);
+
+	// The highest state allowed at this clock reading: the last counter
+	// value of the millisecond max_drift_ms ahead.
+	const std::int64_t drift_offset = std::min(now_offset + std::max<std::int64_t>(max_drift_ms, 0),
+											   layout.max_offset_ms());
+	const std::int64_t drift_limit = (drift_offset << layout.seq_bits) | layout.max_seq();
+	if (next > drift_limit && prev <= drift_limit) {
+		const std::int64_t ahead_ms = (next >> layout.seq_bits) - now_offset - max_drift_ms;
+		return Step{Step::Kind::wait, state, 0, std::max<std::int64_t>(ahead_ms, 1)};
+	}
+
+	return Step{Step::Kind::issue, next, state_to_id(layout, next, shard), 0};
+}
+
+std::int64_t
+state_ahead(const Layout &layout, std::int64_t state, std::int64_t ahead_ms) noexcept
+{
+	const std::int64_t limit = max_state(layout);
+	const std::int64_t room = limit - state;
+	const std::int64_t step = ahead_ms << layout.seq_bits;
+	return room <= step ? limit : state + step;
+}
+
+}  // namespace shardid

@@ -1,0 +1,62 @@
+// generator.hpp — one step of the ID generator, as a pure function.
+//
+// The durable state of a generator is one int64, the composite
+//     C = time_offset_ms << seq_bits | counter
+// kept by the caller (the glue keeps it in a sequence tuple). A step reads
+// the wall clock and the last state and decides the next state:
+//     C' = max(now << seq_bits, C + 1)
+// so IDs are strictly increasing whatever the clock does: more than
+// 2^seq_bits calls in a millisecond borrow the next millisecond, and a clock
+// stepping backwards leaves the generator counting from its last state.
+//
+// Borrowing is capped: a step that would carry the state more than
+// max_drift_ms ahead of the clock asks the caller to wait instead. The cap
+// is only enforced when the step would cross it; a state already beyond it
+// (the clock stepped back, or the cap was lowered) keeps counting, since
+// waiting out a clock step of an hour would stall every writer for an hour.
+#pragma once
+
+#include <cstdint>
+
+#include "layout.hpp"
+
+namespace shardid {
+
+struct Step {
+	enum class Kind : std::uint8_t {
+		issue,			// state and id are set
+		wait,			// retry once the clock has moved (wait_ms is a hint)
+		before_epoch,	// the clock reads earlier than the layout's epoch
+		exhausted,		// the next state would be past the layout's last ms
+	};
+	Kind kind;
+	std::int64_t state;
+	std::int64_t id;
+	std::int64_t wait_ms;
+};
+
+// The largest composite state a layout can hold (time and counter all ones).
+constexpr std::int64_t
+max_state(const Layout &layout)
+{
+	return (layout.max_offset_ms() << layout.seq_bits) | layout.max_seq();
+}
+
+// The ID that a composite state stands for on one shard; shard must be in
+// range for the layout and state within max_state(layout).
+constexpr std::int64_t
+state_to_id(const Layout &layout, std::int64_t state, std::int64_t shard)
+{
+	return ((state >> layout.seq_bits) << layout.time_shift()) | (shard << layout.seq_bits) |
+		   (state & layout.max_seq());
+}
+
+// Computes the step after state at wall clock now_unix_ms for shard.
+Step next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms,
+			   std::int64_t shard, std::int64_t max_drift_ms) noexcept;
+
+// A state to make durable before issuing `state`: ahead_ms milliseconds
+// further, capped at max_state so it always fits.
+std::int64_t state_ahead(const Layout &layout, std::int64_t state, std::int64_t ahead_ms) noexcept;
+
+}  // namespace shardid

@@ -1,0 +1,326 @@
+/*
+ * layout_cache.cpp — the database's ID layout, cached per backend.
+ *
+ * The layout lives in shardid.layout_config, a one-row extension config
+ * table (empty means Instagram's default), so it travels with pg_dump.
+ * Decoders must not read a table per call, so the row is read once into a
+ * static and forgotten on a relcache invalidation of that table; a trigger
+ * on the table sends that invalidation whenever a statement changes it,
+ * configure() and a restore's COPY alike.
+ *
+ * The layout may not change once a generator has issued an ID. The marker
+ * is the sequence shardid.ids_issued: the first next_id() of a backend
+ * calls nextval() on it (non-transactional and WAL-logged, so an aborted
+ * transaction still counts), and only then reads the layout it will use.
+ * configure() locks layout_config and refuses once ids_issued is_called;
+ * a backend marking the sequence while configure() runs reads the layout
+ * after configure() commits, because it reads with a fresh snapshot and
+ * its AccessShareLock waits for configure()'s lock.
+ */
+#include "shardid_pg.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "commands/trigger.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+PG_FUNCTION_INFO_V1(shardid_layout);
+PG_FUNCTION_INFO_V1(shardid_check_layout);
+PG_FUNCTION_INFO_V1(shardid_layout_changed);
+}
+
+static shardid::Layout cached_layout = shardid::kDefaultLayout;
+static bool layout_valid = false;
+static bool layout_marked = false;
+static Oid	layout_table_oid = InvalidOid;
+static bool callback_registered = false;
+
+/* Relcache callback: drop the cache when layout_config (or everything) changes. */
+static void
+layout_relcache_callback(Datum, Oid relid)
+{
+	if (relid == InvalidOid || relid == layout_table_oid)
+		forget_layout();
+}
+
+void
+forget_layout(void)
+{
+	layout_valid = false;
+	layout_marked = false;
+}
+
+/* OID of an object of the extension's schema, erroring if it is missing. */
+static Oid
+shardid_relation_oid(const char *relname)
+{
+	Oid			nsp = get_namespace_oid("shardid", true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
+
+	if (!OidIsValid(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("relation shardid.%s does not exist", relname),
+				 errhint("Run CREATE EXTENSION shardid in this database.")));
+	return relid;
+}
+
+/* Reads layout_config with a fresh snapshot into cached_layout. */
+static void
+load_layout(void)
+{
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(layout_relcache_callback, (Datum) 0);
+		callback_registered = true;
+	}
+
+	Oid			relid = shardid_relation_oid("layout_config");
+	Relation	rel = table_open(relid, AccessShareLock);
+	Snapshot	snap = RegisterSnapshot(GetLatestSnapshot());
+	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
+	shardid::Layout layout = shardid::kDefaultLayout;
+	HeapTuple	tup;
+	int			rows = 0;
+
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Datum		values[4];
+		bool		nulls[4];
+
+		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+		if (nulls[1] || nulls[2] || nulls[3])
+			elog(ERROR, "shardid.layout_config holds a NULL");
+		shardid::Status st = shardid::make_layout(DatumGetInt64(values[1]),
+												  DatumGetInt32(values[2]),
+												  DatumGetInt32(values[3]), &layout);
+
+		if (st != shardid::Status::ok)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("shardid.layout_config holds an invalid layout"),
+					 errhint("Fix the row with shardid.configure().")));
+		rows++;
+	}
+	table_endscan(scan);
+	UnregisterSnapshot(snap);
+	table_close(rel, AccessShareLock);
+
+	if (rows > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("shardid.layout_config holds %d rows, expected at most one", rows)));
+
+	cached_layout = layout;
+	layout_table_oid = relid;
+	layout_valid = true;
+}
+
+const shardid::Layout &
+current_layout(void)
+{
+	if (unlikely(!layout_valid))
+		load_layout();
+	return cached_layout;
+}
+
+const shardid::Layout &
+generator_layout(void)
+{
+	if (unlikely(!layout_marked))
+	{
+		DirectFunctionCall1(nextval_oid, ObjectIdGetDatum(shardid_relation_oid("ids_issued")));
+		load_layout();
+		layout_marked = true;
+	}
+	return cached_layout;
+}
+
+int64
+timestamptz_to_unix_ms(TimestampTz ts)
+{
+	if (TIMESTAMP_NOT_FINITE(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("an infinite timestamp has no ID")));
+	/* floor division: times before 2000 are negative */
+	int64		ms = ts / 1000;
+
+	if (ts % 1000 < 0)
+		ms -= 1;
+	return ms + kPgEpochUnixMs;
+}
+
+TimestampTz
+unix_ms_to_timestamptz(int64 unix_ms)
+{
+	return (unix_ms - kPgEpochUnixMs) * 1000;
+}
+
+/* A timestamptz text for messages. */
+static const char *
+unix_ms_text(int64 unix_ms)
+{
+	return timestamptz_to_str(unix_ms_to_timestamptz(unix_ms));
+}
+
+void
+report_layout_status(shardid::Status st, const shardid::Layout &layout, int64 value)
+{
+	using shardid::Status;
+
+	switch (st)
+	{
+		case Status::bad_shard_bits:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("shard_bits %lld is out of range", (long long) value),
+					 errdetail("shard_bits must be between 0 and %d.", shardid::kMaxFieldBits)));
+			break;
+		case Status::bad_seq_bits:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("seq_bits %lld is out of range", (long long) value),
+					 errdetail("seq_bits must be between 0 and %d.", shardid::kMaxFieldBits)));
+			break;
+		case Status::bad_time_bits:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("shard_bits + seq_bits = %d leaves %d bits for time",
+							layout.shard_bits + layout.seq_bits, layout.time_bits()),
+					 errdetail("Time needs at least %d bits: shard_bits + seq_bits must be at most %d.",
+							   shardid::kMinTimeBits, 63 - shardid::kMinTimeBits)));
+			break;
+		case Status::time_too_wide:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("shard_bits + seq_bits = %d leaves %d bits for time, more than timestamptz can hold",
+							layout.shard_bits + layout.seq_bits, layout.time_bits()),
+					 errdetail("The last ID time must be before 294277-01-01; give more bits to shard or seq.")));
+			break;
+		case Status::bad_epoch:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("epoch %s is out of range", unix_ms_text(value)),
+					 errdetail("The epoch must be between 1970-01-01 and 9999-12-31 UTC.")));
+			break;
+		case Status::shard_out_of_range:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("shard %lld is out of range", (long long) value),
+					 errdetail("This layout has %d shard bits (0..%lld).",
+							   layout.shard_bits, (long long) layout.max_shard())));
+			break;
+		case Status::seq_out_of_range:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("seq %lld is out of range", (long long) value),
+					 errdetail("This layout has %d seq bits (0..%lld).",
+							   layout.seq_bits, (long long) layout.max_seq())));
+			break;
+		case Status::time_before_epoch:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("time %s is before the layout's epoch", unix_ms_text(value)),
+					 errdetail("IDs start at %s.", unix_ms_text(layout.epoch_ms))));
+			break;
+		case Status::time_past_end:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("time %s is past the last time the layout can represent",
+							unix_ms_text(value)),
+					 errdetail("With %d time bits, IDs end at %s.", layout.time_bits(),
+							   unix_ms_text(layout.last_ms()))));
+			break;
+		case Status::negative_id:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("ID %lld is negative", (long long) value),
+					 errdetail("shardid IDs are positive: the sign bit is always 0.")));
+			break;
+		case Status::ok:
+			break;
+	}
+	elog(ERROR, "unexpected shardid status %d", static_cast<int>(st));
+}
+
+/* layout() — the database's layout and what it allows. */
+extern "C" Datum
+shardid_layout(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	const shardid::Layout &layout = current_layout();
+	Datum		values[9];
+	bool		nulls[9] = {false};
+	bool		issued;
+
+	/* pg_sequence_last_value() is NULL until the first nextval() */
+	{
+		LOCAL_FCINFO(lfcinfo, 1);
+
+		InitFunctionCallInfoData(*lfcinfo, NULL, 1, InvalidOid, NULL, NULL);
+		lfcinfo->args[0].value = ObjectIdGetDatum(shardid_relation_oid("ids_issued"));
+		lfcinfo->args[0].isnull = false;
+		(void) pg_sequence_last_value(lfcinfo);
+		issued = !lfcinfo->isnull;
+	}
+
+	values[0] = TimestampTzGetDatum(unix_ms_to_timestamptz(layout.epoch_ms));
+	values[1] = Int32GetDatum(layout.time_bits());
+	values[2] = Int32GetDatum(layout.shard_bits);
+	values[3] = Int32GetDatum(layout.seq_bits);
+	values[4] = Int32GetDatum((int32) layout.max_shard());
+	values[5] = Int64GetDatum(layout.max_seq() + 1);
+	values[6] = Int64GetDatum((layout.max_seq() + 1) * 1000);
+	values[7] = TimestampTzGetDatum(unix_ms_to_timestamptz(layout.last_ms()));
+	values[8] = BoolGetDatum(issued);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* check_layout() — validates a candidate layout with the core's rules. */
+extern "C" Datum
+shardid_check_layout(PG_FUNCTION_ARGS)
+{
+	int64		epoch_ms = timestamptz_to_unix_ms(PG_GETARG_TIMESTAMPTZ(0));
+	int32		shard_bits = PG_GETARG_INT32(1);
+	int32		seq_bits = PG_GETARG_INT32(2);
+	shardid::Layout layout;
+	shardid::Status st = shardid::make_layout(epoch_ms, shard_bits, seq_bits, &layout);
+
+	if (st != shardid::Status::ok)
+	{
+		shardid::Layout shown{epoch_ms, shard_bits, seq_bits};
+		int64		value = st == shardid::Status::bad_shard_bits ? shard_bits
+			: st == shardid::Status::bad_seq_bits ? seq_bits : epoch_ms;
+
+		report_layout_status(st, shown, value);
+	}
+	PG_RETURN_INT64(epoch_ms);
+}
+
+/* Statement trigger on layout_config: tell every backend to reread it. */
+extern "C" Datum
+shardid_layout_changed(PG_FUNCTION_ARGS)
+{
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "shardid_layout_changed: not called by trigger manager");
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	return PointerGetDatum(NULL);
+}

@@ -1,0 +1,283 @@
+/*
+ * next_id.cpp — shardid.next_id(shard, seq): the generator.
+ *
+ * The generator's durable state is the composite C = time << seq_bits |
+ * counter (generator.hpp), kept in the last_value of an ordinary sequence,
+ * so it is as crash-safe and replicated as nextval() and needs no shared
+ * memory. Locking and WAL follow nextval() in sequence.c:
+ *
+ *  - The sequence is locked RowExclusiveLock once per transaction, owned by
+ *    the top transaction (ALTER/DROP SEQUENCE conflict with it and wait).
+ *  - Each call pins block 0 and takes its buffer lock exclusively; the step
+ *    C -> C' and the tuple update happen under that lock, so concurrent
+ *    callers are serialised and every C' is unique. No lock is held while
+ *    a caller waits for the clock (shardid.max_drift).
+ *  - Before issuing C', a WAL record (the sequence's own XLOG_SEQ_LOG,
+ *    replayed by PostgreSQL's sequence redo) logs a state kLogAheadMs
+ *    ahead whenever C' passes what was logged, the sequence was never
+ *    called, or the page has not been logged since the last checkpoint.
+ *    log_cnt holds the logged headroom (logged - C), like nextval's count
+ *    of values fetched ahead. A transaction that writes such a record gets
+ *    an xid, so its commit flushes the WAL: after a crash the replayed state
+ *    is above every ID of a committed row.
+ */
+#include "shardid_pg.h"
+
+extern "C" {
+#include "access/relation.h"
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_sequence.h"
+#include "commands/sequence.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/resowner.h"
+#include "utils/syscache.h"
+#include "utils/wait_event.h"
+
+PG_FUNCTION_INFO_V1(shardid_next_id);
+}
+
+/* PostgreSQL's sequence page magic (sequence.c keeps it private). */
+constexpr uint32 kSeqMagic = 0x1717;
+
+/* How far ahead of the issued state the WAL-logged state runs. */
+constexpr int64 kLogAheadMs = 32;
+
+/* Special space of a sequence page, as sequence.c lays it out. */
+struct SequenceMagic
+{
+	uint32		magic;
+};
+
+/*
+ * Sequences this backend has locked and checked in its current transaction.
+ * A handful of slots is enough: a statement rarely feeds more generators.
+ */
+struct CheckedSequence
+{
+	Oid			relid;
+	LocalTransactionId lxid;
+};
+
+constexpr int kCheckedSlots = 8;
+static CheckedSequence checked[kCheckedSlots];
+static int	next_slot = 0;
+
+/* Refuses a sequence that cannot hold the generator's state durably. */
+static void
+check_sequence(Relation rel, const shardid::Layout &layout)
+{
+	Oid			relid = RelationGetRelid(rel);
+
+	if (rel->rd_rel->relkind != RELKIND_SEQUENCE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a sequence", RelationGetRelationName(rel)),
+				 errhint("next_id() keeps its state in a sequence: CREATE SEQUENCE ... AS bigint.")));
+
+	if (rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sequence \"%s\" is %s", RelationGetRelationName(rel),
+						rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP ? "temporary" : "unlogged"),
+				 errdetail("A crash resets temporary and unlogged sequences, so IDs would repeat."),
+				 errhint("Use a permanent sequence.")));
+
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_USAGE | ACL_UPDATE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for sequence %s", RelationGetRelationName(rel)),
+				 errhint("next_id() needs USAGE or UPDATE on the sequence.")));
+
+	HeapTuple	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(relid));
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for sequence %u", relid);
+	int64		seqmax = ((Form_pg_sequence) GETSTRUCT(tup))->seqmax;
+
+	ReleaseSysCache(tup);
+
+	if (seqmax < shardid::max_state(layout))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sequence \"%s\" is too small for the generator state",
+						RelationGetRelationName(rel)),
+				 errdetail("Its MAXVALUE is %lld; this layout needs %lld.",
+						   (long long) seqmax, (long long) shardid::max_state(layout)),
+				 errhint("ALTER SEQUENCE %s AS bigint MAXVALUE 9223372036854775807.",
+						 RelationGetRelationName(rel))));
+}
+
+/*
+ * Opens the generator sequence. The first call of a transaction takes the
+ * lock (owned by the top transaction, as nextval() does) and checks the
+ * sequence and the caller's privileges; later calls only open it.
+ */
+static Relation
+open_generator(Oid relid, const shardid::Layout &layout)
+{
+	LocalTransactionId lxid = MyProc->lxid;
+
+	for (int i = 0; i < kCheckedSlots; i++)
+		if (checked[i].relid == relid && checked[i].lxid == lxid)
+			return relation_open(relid, NoLock);
+
+	ResourceOwner saved = CurrentResourceOwner;
+
+	CurrentResourceOwner = TopTransactionResourceOwner;
+	LockRelationOid(relid, RowExclusiveLock);
+	CurrentResourceOwner = saved;
+
+	Relation	rel = try_relation_open(relid, NoLock);
+
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("sequence with OID %u does not exist", relid)));
+	check_sequence(rel, layout);
+
+	checked[next_slot] = CheckedSequence{relid, lxid};
+	next_slot = (next_slot + 1) % kCheckedSlots;
+	return rel;
+}
+
+/* Block 0 of a sequence, pinned and exclusively locked, and its tuple. */
+static Form_pg_sequence_data
+lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple)
+{
+	*buf = ReadBuffer(rel, 0);
+	LockBuffer(*buf, BUFFER_LOCK_EXCLUSIVE);
+
+	Page		page = BufferGetPage(*buf);
+	auto	   *sm = reinterpret_cast<SequenceMagic *>(PageGetSpecialPointer(page));
+
+	if (sm->magic != kSeqMagic)
+		elog(ERROR, "bad magic number in sequence \"%s\": %08X",
+			 RelationGetRelationName(rel), sm->magic);
+
+	ItemId		lp = PageGetItemId(page, FirstOffsetNumber);
+
+	tuple->t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	tuple->t_len = ItemIdGetLength(lp);
+
+	/* clear an xmax left by an old SELECT FOR UPDATE, as sequence.c does */
+	if (HeapTupleHeaderGetRawXmax(tuple->t_data) != InvalidTransactionId)
+	{
+		HeapTupleHeaderSetXmax(tuple->t_data, InvalidTransactionId);
+		tuple->t_data->t_infomask &= ~HEAP_XMAX_COMMITTED;
+		tuple->t_data->t_infomask |= HEAP_XMAX_INVALID;
+		MarkBufferDirtyHint(*buf, true);
+	}
+	return (Form_pg_sequence_data) GETSTRUCT(tuple);
+}
+
+/* The wall clock in Unix milliseconds. */
+static int64
+now_unix_ms(void)
+{
+	return timestamptz_to_unix_ms(GetCurrentTimestamp());
+}
+
+/* next_id(shard int, seq regclass) — the next ID of a generator. */
+extern "C" Datum
+shardid_next_id(PG_FUNCTION_ARGS)
+{
+	int32		shard = PG_GETARG_INT32(0);
+	Oid			relid = PG_GETARG_OID(1);
+
+	PreventCommandDuringRecovery("shardid.next_id()");
+	PreventCommandIfReadOnly("shardid.next_id()");
+	PreventCommandIfParallelMode("shardid.next_id()");
+
+	const shardid::Layout &layout = generator_layout();
+
+	if (shard < 0 || shard > layout.max_shard())
+		report_layout_status(shardid::Status::shard_out_of_range, layout, shard);
+
+	Relation	rel = open_generator(relid, layout);
+	bool		needs_wal = RelationNeedsWAL(rel);
+
+	for (;;)
+	{
+		Buffer		buf;
+		HeapTupleData tuple;
+		Form_pg_sequence_data seq = lock_sequence_tuple(rel, &buf, &tuple);
+		Page		page = BufferGetPage(buf);
+		int64		state = seq->last_value;
+		int64		now_ms = now_unix_ms();
+		shardid::Step step = shardid::next_step(layout, state, now_ms, shard,
+												shardid_max_drift_ms);
+
+		if (step.kind == shardid::Step::Kind::wait)
+		{
+			UnlockReleaseBuffer(buf);
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 (long) Min(step.wait_ms, 1000), PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		if (step.kind != shardid::Step::Kind::issue)
+		{
+			UnlockReleaseBuffer(buf);
+			if (step.kind == shardid::Step::Kind::before_epoch)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+						 errmsg("the clock reads %s, before the layout's epoch",
+								timestamptz_to_str(unix_ms_to_timestamptz(now_ms))),
+						 errdetail("IDs start at %s.",
+								   timestamptz_to_str(unix_ms_to_timestamptz(layout.epoch_ms)))));
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("generator \"%s\" has run out of time: the layout ends at %s",
+							RelationGetRelationName(rel),
+							timestamptz_to_str(unix_ms_to_timestamptz(layout.last_ms()))),
+					 errdetail("With %d time bits no later ID can be represented.", layout.time_bits()),
+					 errhint("A new layout (configure() in a new database) is needed to go on.")));
+		}
+
+		int64		logged = seq->is_called ? state + seq->log_cnt : 0;
+		bool		logit = !seq->is_called || step.state > logged ||
+			PageGetLSN(page) <= GetRedoRecPtr();
+
+		if (logit)
+			logged = shardid::state_ahead(layout, step.state, kLogAheadMs);
+		if (logit && needs_wal)
+			GetTopTransactionId();
+
+		START_CRIT_SECTION();
+		MarkBufferDirty(buf);
+		if (logit && needs_wal)
+		{
+			xl_seq_rec	xlrec;
+
+			XLogBeginInsert();
+			XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
+			seq->last_value = logged;
+			seq->is_called = true;
+			seq->log_cnt = 0;
+			xlrec.node = rel->rd_node;
+			XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
+			XLogRegisterData((char *) tuple.t_data, tuple.t_len);
+			XLogRecPtr	recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
+
+			PageSetLSN(page, recptr);	/* a macro: evaluates its argument twice */
+		}
+		seq->last_value = step.state;
+		seq->is_called = true;
+		seq->log_cnt = logged - step.state;
+		END_CRIT_SECTION();
+
+		UnlockReleaseBuffer(buf);
+		relation_close(rel, NoLock);
+		PG_RETURN_INT64(step.id);
+	}
+}
