@@ -7,7 +7,7 @@ SELECT epoch, time_bits, shard_bits, seq_bits, max_shard, ids_per_second, last_t
 
 \echo '--- four logical shards, each a schema with its own generator'
 SELECT shardid.create_shards(0, 3);
-SELECT shard, schema_name, sequence_name FROM shardid.shards ORDER BY shard;
+SELECT shard, schema, sequence FROM shardid.shards ORDER BY shard;
 
 \echo '--- a table template, created in every shard with id DEFAULT shardid.next_id(shard, ...)'
 CREATE TABLE public.photos (
