@@ -1,0 +1,393 @@
+-- shardid install script, part 30: many servers, routed by PL/Proxy.
+--
+-- On a router, shardid.nodes names the data nodes and shardid.shard_placement
+-- says which node holds each logical shard. From them, refresh_cluster()
+-- keeps the PL/Proxy cluster 'shardid' as an SQL/MED server: one partition
+-- per logical shard (partition number = shard number, max_shard + 1 of them,
+-- a power of two as PL/Proxy requires), so proxy functions say
+-- CLUSTER 'shardid'; RUN ON shardid.id_shard(i_id);  or  RUN ON i_shard;
+--
+-- Why SQL/MED and not plproxy.get_cluster_*() functions: the server is
+-- created at run time by add_node()/place_shards(), so CREATE EXTENSION
+-- shardid needs no PL/Proxy on data nodes; it does not take over the
+-- plproxy schema other clusters may use; and PL/Proxy reloads an SQL/MED
+-- cluster on the catalog invalidation of ALTER SERVER, so every router
+-- backend sees a new placement at its next transaction, with no version
+-- query per call.
+--
+-- Partitions that must not be used get a connect string that fails before
+-- any network traffic with a message naming the shard: libpq reports
+--   definition of service "shardid: shard 17 is not placed on any node" not found
+-- A frozen shard (being moved) keeps its node, read-only: writes fail with
+-- SQLSTATE 25006 and can be retried once the move is done; reads go on.
+--
+-- Locking: every function that changes the placement takes SHARE ROW
+-- EXCLUSIVE on shardid.shard_placement, so placement changes and their
+-- ALTER SERVER are serialised. All functions are for administrators
+-- (EXECUTE revoked from PUBLIC); the tables are readable by everyone.
+
+-- The data nodes: a name and a libpq key=value connect string.
+CREATE TABLE shardid.nodes (
+    node     text PRIMARY KEY
+             CHECK (node OPERATOR(pg_catalog.~) '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$'),
+    connstr  text NOT NULL,
+    added_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+SELECT pg_catalog.pg_extension_config_dump('shardid.nodes', '');
+GRANT SELECT ON shardid.nodes TO PUBLIC;
+
+-- Which node holds each placed shard; frozen while a move copies it.
+CREATE TABLE shardid.shard_placement (
+    shard     integer PRIMARY KEY CHECK (shard OPERATOR(pg_catalog.>=) 0),
+    node      text NOT NULL REFERENCES shardid.nodes (node),
+    frozen    boolean NOT NULL DEFAULT false,
+    placed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+CREATE INDEX shard_placement_node ON shardid.shard_placement (node);
+SELECT pg_catalog.pg_extension_config_dump('shardid.shard_placement', '');
+GRANT SELECT ON shardid.shard_placement TO PUBLIC;
+
+-- The placement with each node's connect string.
+CREATE VIEW shardid.placement AS
+SELECT p.shard, p.node, n.connstr, p.frozen, p.placed_at
+  FROM shardid.shard_placement AS p
+  JOIN shardid.nodes AS n ON n.node OPERATOR(pg_catalog.=) p.node;
+GRANT SELECT ON shardid.placement TO PUBLIC;
+
+-- The connect string of every PL/Proxy partition, in partition order: the
+-- node's for a placed shard, read-only for a frozen one, a failing one that
+-- names the shard for the rest. Also usable from plproxy.get_cluster_partitions().
+CREATE FUNCTION shardid.partition_connstrs(OUT shard integer, OUT connstr text)
+    RETURNS SETOF record
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    l shardid.layout_report := shardid.layout();
+BEGIN
+    -- PL/Proxy allocates one slot per partition and SQL/MED keeps them all
+    -- in one catalog row: 2^16 partitions is the most this supports.
+    IF l.shard_bits OPERATOR(pg_catalog.>) 16 THEN
+        RAISE EXCEPTION 'a PL/Proxy cluster cannot have one partition per shard with % shard bits', l.shard_bits
+            USING ERRCODE = 'program_limit_exceeded',
+                  DETAIL = pg_catalog.format('This layout has %s shards; the router supports at most 65536 (16 shard bits).',
+                                             l.max_shard::bigint OPERATOR(pg_catalog.+) 1);
+    END IF;
+    RETURN QUERY
+    SELECT g.s,
+           CASE
+               WHEN p.shard IS NULL THEN
+                   pg_catalog.format('service=''shardid: shard %s is not placed on any node''', g.s)
+               WHEN p.frozen THEN
+                   n.connstr OPERATOR(pg_catalog.||) ' options=''-c default_transaction_read_only=on'''
+               ELSE n.connstr
+           END
+      FROM pg_catalog.generate_series(0, l.max_shard) AS g(s)
+      LEFT JOIN shardid.shard_placement AS p ON p.shard OPERATOR(pg_catalog.=) g.s
+      LEFT JOIN shardid.nodes AS n ON n.node OPERATOR(pg_catalog.=) p.node
+     ORDER BY g.s;
+END
+$$;
+
+-- Rebuilds the SQL/MED server 'shardid' (the PL/Proxy cluster) from the
+-- placement: creates it, or alters only the partitions that changed.
+-- Returns the number of partitions changed.
+CREATE FUNCTION shardid.refresh_cluster() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    opts    text;
+    changes integer;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_data_wrapper AS w
+                    WHERE w.fdwname OPERATOR(pg_catalog.=) 'plproxy') THEN
+        RAISE EXCEPTION 'PL/Proxy is not installed in database %', pg_catalog.current_database()
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'The router serves the placement as the PL/Proxy cluster ''shardid'' (a foreign server of the plproxy wrapper).',
+                  HINT = 'On the router: CREATE EXTENSION plproxy; (Debian package postgresql-15-plproxy). Data nodes need only shardid.';
+    END IF;
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server AS s
+                    WHERE s.srvname OPERATOR(pg_catalog.=) 'shardid') THEN
+        SELECT pg_catalog.string_agg(pg_catalog.format('p%s %L', c.shard, c.connstr), ', ' ORDER BY c.shard),
+               pg_catalog.count(*)
+          INTO opts, changes
+          FROM shardid.partition_connstrs() AS c;
+        EXECUTE pg_catalog.format('CREATE SERVER shardid FOREIGN DATA WRAPPER plproxy OPTIONS (%s)', opts);
+        -- No user/password: PL/Proxy connects as the calling role.
+        CREATE USER MAPPING FOR PUBLIC SERVER shardid;
+        RETURN changes;
+    END IF;
+
+    -- Diff the partition options against the placement; other options
+    -- (connection_lifetime, query_timeout, ...) are the administrator's.
+    WITH cur AS (
+        SELECT o.option_name AS k, o.option_value AS v
+          FROM pg_catalog.pg_foreign_server AS s,
+               pg_catalog.pg_options_to_table(s.srvoptions) AS o
+         WHERE s.srvname OPERATOR(pg_catalog.=) 'shardid'
+           AND o.option_name OPERATOR(pg_catalog.~) '^p[0-9]+$'
+    ), want AS (
+        SELECT 'p' OPERATOR(pg_catalog.||) c.shard AS k, c.connstr AS v, c.shard
+          FROM shardid.partition_connstrs() AS c
+    ), diff AS (
+        SELECT CASE WHEN cur.k IS NULL THEN pg_catalog.format('ADD %s %L', want.k, want.v)
+                    WHEN want.k IS NULL THEN pg_catalog.format('DROP %s', cur.k)
+                    ELSE pg_catalog.format('SET %s %L', want.k, want.v) END AS op,
+               COALESCE(want.shard, pg_catalog.substr(cur.k, 2)::integer) AS ord
+          FROM want FULL JOIN cur ON cur.k OPERATOR(pg_catalog.=) want.k
+         WHERE cur.v IS DISTINCT FROM want.v
+    )
+    SELECT pg_catalog.string_agg(d.op, ', ' ORDER BY d.ord), pg_catalog.count(*)
+      INTO opts, changes
+      FROM diff AS d;
+    IF changes OPERATOR(pg_catalog.>) 0 THEN
+        EXECUTE pg_catalog.format('ALTER SERVER shardid OPTIONS (%s)', opts);
+    END IF;
+    RETURN changes;
+END
+$$;
+
+-- Registers a data node. connstr is libpq key=value form; it must not set
+-- options (a frozen shard's connect string appends its own).
+CREATE FUNCTION shardid.add_node(name text, connstr text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF name IS NULL OR connstr IS NULL THEN
+        RAISE EXCEPTION 'add_node() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF name OPERATOR(pg_catalog.!~) '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$' THEN
+        RAISE EXCEPTION 'invalid node name "%"', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'A node name is 1 to 63 characters: letters, digits, "_", "." and "-", not starting with "." or "-".';
+    END IF;
+    IF connstr OPERATOR(pg_catalog.~) '^\s*$' OR connstr OPERATOR(pg_catalog.~*) '^\s*postgres(ql)?://' THEN
+        RAISE EXCEPTION 'invalid connect string for node %: %', name, pg_catalog.quote_literal(connstr)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
+    END IF;
+    IF connstr OPERATOR(pg_catalog.~*) '(^|\s)options\s*=' THEN
+        RAISE EXCEPTION 'the connect string of node % must not set options', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Freezing a shard for a move appends options=''-c default_transaction_read_only=on'', which would replace them.',
+                  HINT = 'Set per-database or per-role settings on the node instead (ALTER DATABASE/ROLE ... SET).';
+    END IF;
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    IF EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) add_node.name) THEN
+        RAISE EXCEPTION 'node "%" already exists', name
+            USING ERRCODE = 'duplicate_object',
+                  DETAIL = pg_catalog.format('Its connect string is %s.',
+                                             (SELECT pg_catalog.quote_literal(n.connstr) FROM shardid.nodes AS n
+                                               WHERE n.node OPERATOR(pg_catalog.=) add_node.name));
+    END IF;
+    INSERT INTO shardid.nodes (node, connstr) VALUES (name, connstr);
+    PERFORM shardid.refresh_cluster();
+END
+$$;
+
+-- Unregisters a node that holds no shard.
+CREATE FUNCTION shardid.remove_node(name text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    held integer;
+BEGIN
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) remove_node.name) THEN
+        RAISE EXCEPTION 'node "%" does not exist', name USING ERRCODE = 'undefined_object';
+    END IF;
+    SELECT pg_catalog.count(*) INTO held FROM shardid.shard_placement AS p
+     WHERE p.node OPERATOR(pg_catalog.=) remove_node.name;
+    IF held OPERATOR(pg_catalog.>) 0 THEN
+        RAISE EXCEPTION 'node "%" still holds shards (%)', name, held
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Move them to other nodes first (bin/shardid-move-shard).';
+    END IF;
+    DELETE FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) remove_node.name;
+END
+$$;
+
+-- Places shards first..last on a node: the node must already hold them
+-- (created there with shardid.create_shards). A shard already on this node
+-- is left alone; one placed on another node is refused (move it instead).
+-- Returns the number of shards newly placed.
+CREATE FUNCTION shardid.place_shards(node text, first integer, last integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    other shardid.shard_placement;
+    added integer;
+BEGIN
+    IF node IS NULL OR first IS NULL OR last IS NULL THEN
+        RAISE EXCEPTION 'place_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF first OPERATOR(pg_catalog.>) last THEN
+        RAISE EXCEPTION 'empty shard range % .. %', first, last
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the first shard, then the last (inclusive).';
+    END IF;
+    PERFORM shardid._check_shard(first);
+    PERFORM shardid._check_shard(last);
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) place_shards.node) THEN
+        RAISE EXCEPTION 'node "%" does not exist', node
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Register it first with shardid.add_node(name, connstr).';
+    END IF;
+    SELECT * INTO other FROM shardid.shard_placement AS p
+     WHERE p.shard OPERATOR(pg_catalog.>=) first AND p.shard OPERATOR(pg_catalog.<=) last
+       AND p.node OPERATOR(pg_catalog.<>) place_shards.node
+     ORDER BY p.shard LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'shard % is already placed on node "%"', other.shard, other.node
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = pg_catalog.format('No shard of %s .. %s was placed.', first, last),
+                  HINT = 'Move a placed shard with bin/shardid-move-shard, which copies its data.';
+    END IF;
+    INSERT INTO shardid.shard_placement (shard, node)
+    SELECT g, place_shards.node FROM pg_catalog.generate_series(first, last) AS g
+    ON CONFLICT (shard) DO NOTHING;
+    GET DIAGNOSTICS added = ROW_COUNT;
+    PERFORM shardid.refresh_cluster();
+    RETURN added;
+END
+$$;
+
+-- The placed shards, for fan-out: SPLIT i_shards; RUN ON i_shards; reaches
+-- every node once with the shards it holds (RUN ON ALL would also try the
+-- partitions of unplaced shards).
+CREATE FUNCTION shardid.placed_shards() RETURNS integer[]
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard), '{}')
+      FROM shardid.shard_placement AS p
+$$;
+
+-- First step of a move: the shard's partition turns read-only on its node,
+-- so writers through the router fail with 25006 (retry) while it is copied.
+-- Returns the node that holds it.
+CREATE FUNCTION shardid.freeze_shard(shard integer) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    p shardid.shard_placement;
+BEGIN
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    SELECT * INTO p FROM shardid.shard_placement AS x WHERE x.shard OPERATOR(pg_catalog.=) freeze_shard.shard;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
+    END IF;
+    IF p.frozen THEN
+        RAISE EXCEPTION 'shard % is already frozen', shard
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Another move of this shard is running, or one failed without cleaning up.',
+                  HINT = pg_catalog.format('If no move is running, check node %s and run SELECT shardid.unfreeze_shard(%s);', p.node, shard);
+    END IF;
+    UPDATE shardid.shard_placement AS x SET frozen = true WHERE x.shard OPERATOR(pg_catalog.=) freeze_shard.shard;
+    PERFORM shardid.refresh_cluster();
+    RETURN p.node;
+END
+$$;
+
+-- Undoes freeze_shard() after a failed or abandoned move.
+CREATE FUNCTION shardid.unfreeze_shard(shard integer) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    UPDATE shardid.shard_placement AS x SET frozen = false
+     WHERE x.shard OPERATOR(pg_catalog.=) unfreeze_shard.shard;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
+    END IF;
+    PERFORM shardid.refresh_cluster();
+END
+$$;
+
+-- Last step of a move, once the new node holds a verified copy: the
+-- partition points at the new node, writable again.
+CREATE FUNCTION shardid.repoint_shard(shard integer, node text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    p shardid.shard_placement;
+BEGIN
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    SELECT * INTO p FROM shardid.shard_placement AS x WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
+    END IF;
+    IF NOT p.frozen THEN
+        RAISE EXCEPTION 'shard % is not frozen', shard
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Repointing a shard that takes writes would lose the writes made during the copy.',
+                  HINT = 'Use bin/shardid-move-shard, which freezes, copies, checks and repoints.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) repoint_shard.node) THEN
+        RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
+    END IF;
+    UPDATE shardid.shard_placement AS x
+       SET node = repoint_shard.node, frozen = false, placed_at = pg_catalog.now()
+     WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
+    PERFORM shardid.refresh_cluster();
+END
+$$;
+
+-- On the old node after a move: any write that still reaches the retired
+-- copy of a shard fails instead of being lost there.
+CREATE FUNCTION shardid._refuse_retired_write() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'shard % moved to node %: %.% is its retired copy', TG_ARGV[0], TG_ARGV[1],
+            pg_catalog.quote_ident(TG_TABLE_SCHEMA), pg_catalog.quote_ident(TG_TABLE_NAME)
+        USING ERRCODE = 'read_only_sql_transaction',
+              HINT = 'Retry through the router.';
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid.refresh_cluster() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.add_node(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.remove_node(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.place_shards(text, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.freeze_shard(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.unfreeze_shard(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.repoint_shard(integer, text) FROM PUBLIC;
+
+COMMENT ON TABLE shardid.nodes IS
+    'Router: the data nodes, by name, with a libpq key=value connect string. Written by add_node(), remove_node().';
+COMMENT ON TABLE shardid.shard_placement IS
+    'Router: the node holding each placed logical shard; frozen while bin/shardid-move-shard copies it.';
+COMMENT ON VIEW shardid.placement IS
+    'Router: each placed shard with its node, the node''s connect string, and whether it is frozen for a move.';
+COMMENT ON FUNCTION shardid.partition_connstrs() IS
+    'Router: the connect string of each PL/Proxy partition (= logical shard) of cluster ''shardid'', in order; unplaced shards get one that fails naming the shard, frozen ones a read-only one.';
+COMMENT ON FUNCTION shardid.refresh_cluster() IS
+    'Router: creates or updates the PL/Proxy cluster ''shardid'' (SQL/MED server) from the placement; returns the number of partitions changed. Needs CREATE EXTENSION plproxy.';
+COMMENT ON FUNCTION shardid.add_node(text, text) IS
+    'Router: registers a data node (name, libpq key=value connect string) and creates the PL/Proxy cluster ''shardid'' if needed.';
+COMMENT ON FUNCTION shardid.remove_node(text) IS
+    'Router: unregisters a data node that holds no shard.';
+COMMENT ON FUNCTION shardid.place_shards(text, integer, integer) IS
+    'Router: routes shards first..last to a node that already holds them; returns how many were newly placed. Refuses shards placed on another node.';
+COMMENT ON FUNCTION shardid.placed_shards() IS
+    'Router: the placed shard numbers, for fan-out with SPLIT i_shards; RUN ON i_shards;';
+COMMENT ON FUNCTION shardid.freeze_shard(integer) IS
+    'Router, move step 1: makes the shard''s partition read-only (writes fail with 25006); returns its node.';
+COMMENT ON FUNCTION shardid.unfreeze_shard(integer) IS
+    'Router: undoes freeze_shard() after a failed move.';
+COMMENT ON FUNCTION shardid.repoint_shard(integer, text) IS
+    'Router, last move step: points a frozen shard''s partition at its new node and unfreezes it.';
+COMMENT ON FUNCTION shardid._refuse_retired_write() IS
+    'Trigger on the retired copy of a moved shard: refuses writes (25006, retry through the router).';

@@ -1,0 +1,99 @@
+-- Router SQL: nodes, placement, and the PL/Proxy cluster 'shardid'.
+\set SHOW_CONTEXT never
+CREATE EXTENSION IF NOT EXISTS plproxy;
+
+-- Nodes: names and connect strings are checked.
+SELECT shardid.add_node('a', 'host=/nonexistent/a port=5432 dbname=app');
+SELECT shardid.add_node('b', 'host=/nonexistent/b port=5432 dbname=app');
+SELECT shardid.add_node('a', 'host=elsewhere');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.add_node('-bad name', 'host=x');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.add_node('c', 'postgresql://x/app');
+SELECT shardid.add_node('c', 'host=x options=''-c work_mem=1MB''');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.add_node('c', NULL);
+SELECT node, connstr FROM shardid.nodes ORDER BY node;
+
+-- The cluster exists as soon as a node does: one partition per shard, none placed.
+SELECT srvname, fdwname, array_length(srvoptions, 1) AS options
+  FROM pg_foreign_server s JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw
+ WHERE srvname = 'shardid';
+SELECT count(*) AS user_mappings FROM pg_user_mappings WHERE srvname = 'shardid' AND usename = 'public';
+
+-- Placement.
+SELECT shardid.place_shards('a', 0, 3);
+SELECT shardid.place_shards('b', 4, 5);
+SELECT shardid.place_shards('a', 2, 3);      -- already there: nothing new
+SELECT shardid.place_shards('a', 3, 4);      -- 4 is on b
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.place_shards('nowhere', 6, 6);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.place_shards('a', 8191, 8192);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.place_shards('a', 7, 6);
+SELECT shard, node, connstr, frozen FROM shardid.placement ORDER BY shard;
+SELECT shardid.placed_shards();
+
+-- Partitions: placed shards get their node, the rest a connect string that
+-- fails naming the shard.
+SELECT * FROM shardid.partition_connstrs() WHERE shard IN (0, 4, 6, 8191) ORDER BY shard;
+SELECT count(*) AS partitions FROM shardid.partition_connstrs();
+SELECT o.option_name, o.option_value
+  FROM pg_foreign_server s, pg_options_to_table(s.srvoptions) o
+ WHERE s.srvname = 'shardid' AND o.option_name IN ('p3', 'p4', 'p6');
+SELECT shardid.refresh_cluster() AS changed;     -- in sync already
+
+-- A proxy function reaching an unplaced shard fails before any network use.
+CREATE FUNCTION nodes_get(i_id bigint) RETURNS text AS $$
+    CLUSTER 'shardid'; RUN ON shardid.id_shard(i_id); SELECT 'reached';
+$$ LANGUAGE plproxy;
+SELECT nodes_get(shardid.make_id('2024-01-01', 17, 0));
+
+-- Freezing, for a move: read-only connect string; twice is refused.
+SELECT shardid.freeze_shard(4);
+SELECT connstr FROM shardid.partition_connstrs() WHERE shard = 4;
+SELECT shardid.freeze_shard(4);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.freeze_shard(6);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.repoint_shard(5, 'a');            -- not frozen
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.repoint_shard(4, 'nowhere');
+SELECT shardid.repoint_shard(4, 'a');
+SELECT shard, node, frozen FROM shardid.placement WHERE shard = 4;
+SELECT o.option_value FROM pg_foreign_server s, pg_options_to_table(s.srvoptions) o
+ WHERE s.srvname = 'shardid' AND o.option_name = 'p4';
+SELECT shardid.freeze_shard(5);
+SELECT shardid.unfreeze_shard(5);
+SELECT frozen FROM shardid.placement WHERE shard = 5;
+
+-- A node holding shards cannot be removed; an empty one can.
+SELECT shardid.remove_node('b');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.add_node('c', 'host=/nonexistent/c dbname=app');
+SELECT shardid.remove_node('c');
+SELECT shardid.remove_node('c');
+
+-- Administrators only.
+CREATE ROLE regress_nodes_app;
+SET ROLE regress_nodes_app;
+SELECT shardid.place_shards('a', 9, 9);
+SELECT count(*) FROM shardid.placement;
+RESET ROLE;
+DROP ROLE regress_nodes_app;
+
+-- A retired copy refuses writes.
+CREATE TABLE nodes_retired (x int);
+CREATE TRIGGER shardid_retired BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON nodes_retired
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_retired_write('5', 'b');
+INSERT INTO nodes_retired VALUES (1);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+DROP TABLE nodes_retired;
+
+-- Clean up: this database is shared with the other regression tests.
+DROP FUNCTION nodes_get(bigint);
+DELETE FROM shardid.shard_placement;
+DELETE FROM shardid.nodes;
+DROP SERVER shardid CASCADE;
+DROP EXTENSION plproxy;
