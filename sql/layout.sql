@@ -8,6 +8,7 @@ SELECT epoch, time_bits, shard_bits, seq_bits, max_shard, ids_per_ms, ids_per_se
 FROM shardid.layout();
 SELECT (extract(epoch FROM epoch) * 1000)::bigint AS epoch_ms FROM shardid.layout();
 
+\set regress_db :DBNAME
 CREATE DATABASE regress_shardid_layout;
 \c regress_shardid_layout
 SET timezone = 'UTC';
@@ -127,5 +128,5 @@ SELECT shardid.configure('2020-01-01+00', 40, 6);
 \echo :LAST_ERROR_SQLSTATE
 SELECT epoch, shard_bits, seq_bits, in_use FROM shardid.layout();
 
-\c contrib_regression
+\c :regress_db
 DROP DATABASE regress_shardid_layout;

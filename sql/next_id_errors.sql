@@ -122,6 +122,7 @@ SELECT in_use FROM shardid.layout();
 DROP SEQUENCE errors_gen;
 
 -- A layout that has already ended: the generator fails, it does not wrap.
+\set regress_db :DBNAME
 CREATE DATABASE regress_shardid_ended;
 \c regress_shardid_ended
 SET timezone = 'UTC';
@@ -163,6 +164,6 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
-\c contrib_regression
+\c :regress_db
 DROP DATABASE regress_shardid_ended;
 DROP DATABASE regress_shardid_future;
