@@ -50,4 +50,5 @@ unitcheck: test/unit/unit_tests
 installcheck-regress:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
 installcheck-isolation:
+	@mkdir -p results
 	$(if $(ISOLATION),$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION),@echo "no isolation specs")

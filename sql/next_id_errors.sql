@@ -98,6 +98,43 @@ SET ROLE regress_shardid_writer;
 SELECT shardid.next_id(1, 'errors_priv');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+-- within one transaction, a role change or a REVOKE is checked again
+BEGIN;
+SELECT shardid.id_shard(shardid.next_id(1, 'errors_priv')) AS as_superuser;
+SET ROLE regress_shardid_writer;
+SELECT shardid.next_id(1, 'errors_priv');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+GRANT USAGE ON SEQUENCE errors_priv TO regress_shardid_writer;
+BEGIN;
+SET ROLE regress_shardid_writer;
+SELECT shardid.id_shard(shardid.next_id(1, 'errors_priv')) AS granted;
+RESET ROLE;
+REVOKE USAGE ON SEQUENCE errors_priv FROM regress_shardid_writer;
+SET ROLE regress_shardid_writer;
+SELECT shardid.next_id(1, 'errors_priv');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+-- a SECURITY DEFINER caller does not lend its check to the invoker
+REVOKE USAGE ON SEQUENCE errors_priv FROM regress_shardid_writer;
+CREATE FUNCTION errors_definer_id() RETURNS bigint
+    LANGUAGE sql SECURITY DEFINER AS $$ SELECT shardid.next_id(1, 'errors_priv') $$;
+GRANT EXECUTE ON FUNCTION errors_definer_id() TO regress_shardid_writer;
+SET ROLE regress_shardid_writer;
+BEGIN;
+SELECT shardid.id_shard(errors_definer_id()) AS through_definer;
+SELECT shardid.next_id(1, 'errors_priv');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+RESET ROLE;
+DROP FUNCTION errors_definer_id();
+-- a sequence made UNLOGGED in the same transaction is refused from then on
+BEGIN;
+SELECT shardid.id_shard(shardid.next_id(1, 'errors_priv')) AS while_logged;
+ALTER SEQUENCE errors_priv SET UNLOGGED;
+SELECT shardid.next_id(1, 'errors_priv');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
 DROP SEQUENCE errors_priv;
 DROP ROLE regress_shardid_writer;
 

@@ -36,6 +36,7 @@ extern "C" {
 #include "storage/proc.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/resowner.h"
@@ -58,18 +59,44 @@ struct SequenceMagic
 };
 
 /*
- * Sequences this backend has locked and checked in its current transaction.
- * A handful of slots is enough: a statement rarely feeds more generators.
+ * Sequences this backend has locked and checked in its current transaction,
+ * for the role that checked them. A handful of slots is enough: a statement
+ * rarely feeds more generators. Any change to a sequence's pg_class or
+ * pg_sequence row (GRANT, ALTER SEQUENCE ... UNLOGGED / MAXVALUE, even in
+ * this transaction) sends an invalidation that empties the slots, so the
+ * checks run again.
  */
 struct CheckedSequence
 {
 	Oid			relid;
+	Oid			userid;
 	LocalTransactionId lxid;
 };
 
 constexpr int kCheckedSlots = 8;
 static CheckedSequence checked[kCheckedSlots];
 static int	next_slot = 0;
+static bool callbacks_registered = false;
+
+/* Cache callback: forget every check (invalidations are rare). */
+static void
+forget_checked_sequences(Datum, int, uint32)
+{
+	for (auto &slot : checked)
+		slot = CheckedSequence{InvalidOid, InvalidOid, InvalidLocalTransactionId};
+}
+
+/* Relcache callback: a sequence's pg_class row (ACL, persistence) changed. */
+static void
+forget_checked_relation(Datum arg, Oid relid)
+{
+	for (auto &slot : checked)
+		if (relid == InvalidOid || slot.relid == relid)
+		{
+			forget_checked_sequences(arg, 0, 0);
+			return;
+		}
+}
 
 /* Refuses a sequence that cannot hold the generator's state durably. */
 static void
@@ -117,18 +144,26 @@ check_sequence(Relation rel, const shardid::Layout &layout)
 }
 
 /*
- * Opens the generator sequence. The first call of a transaction takes the
- * lock (owned by the top transaction, as nextval() does) and checks the
- * sequence and the caller's privileges; later calls only open it.
+ * Opens the generator sequence. The first call of a transaction (per role)
+ * takes the lock (owned by the top transaction, as nextval() does) and
+ * checks the sequence and the caller's privileges; later calls only open it.
  */
 static Relation
 open_generator(Oid relid, const shardid::Layout &layout)
 {
 	LocalTransactionId lxid = MyProc->lxid;
+	Oid			userid = GetUserId();
 
-	for (int i = 0; i < kCheckedSlots; i++)
-		if (checked[i].relid == relid && checked[i].lxid == lxid)
+	for (const auto &slot : checked)
+		if (slot.relid == relid && slot.lxid == lxid && slot.userid == userid)
 			return relation_open(relid, NoLock);
+
+	if (!callbacks_registered)
+	{
+		CacheRegisterRelcacheCallback(forget_checked_relation, (Datum) 0);
+		CacheRegisterSyscacheCallback(SEQRELID, forget_checked_sequences, (Datum) 0);
+		callbacks_registered = true;
+	}
 
 	ResourceOwner saved = CurrentResourceOwner;
 
@@ -144,7 +179,7 @@ open_generator(Oid relid, const shardid::Layout &layout)
 				 errmsg("sequence with OID %u does not exist", relid)));
 	check_sequence(rel, layout);
 
-	checked[next_slot] = CheckedSequence{relid, lxid};
+	checked[next_slot] = CheckedSequence{relid, userid, lxid};
 	next_slot = (next_slot + 1) % kCheckedSlots;
 	return rel;
 }
