@@ -16,7 +16,12 @@ SHARDID_SERVERS=()
 
 as_postgres() {
 	if [ "$(id -u)" = 0 ]; then
-		runuser -u postgres -- "$@"
+		# from / when postgres may not enter the current directory
+		if runuser -u postgres -- test -x . 2>/dev/null; then
+			runuser -u postgres -- "$@"
+		else
+			(cd / && runuser -u postgres -- "$@")
+		fi
 	else
 		"$@"
 	fi
