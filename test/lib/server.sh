@@ -11,8 +11,14 @@
 # PostgreSQL refuses to run as root, so servers run as "postgres"; clients
 # may run as root and connect over the socket as user postgres.
 
-PG_BINDIR=${PG_BINDIR:-$(pg_config --bindir)}
+# PostgreSQL 15's programs (found when first needed: deps may install them).
+PG_BINDIR=${PG_BINDIR:-}
 SHARDID_SERVERS=()
+
+pg_bindir() {
+	[ -n "$PG_BINDIR" ] || PG_BINDIR=$(pg_config --bindir)
+	echo "$PG_BINDIR"
+}
 
 as_postgres() {
 	if [ "$(id -u)" = 0 ]; then
@@ -49,7 +55,7 @@ pg_start() {
 	local dir
 	dir=$(mktemp -d "/tmp/shardid-$name.XXXXXX")
 	chown postgres: "$dir" 2>/dev/null || true
-	as_postgres "$PG_BINDIR/initdb" -D "$dir/data" -U postgres -A trust --no-sync >"$dir/initdb.log" 2>&1 ||
+	as_postgres "$(pg_bindir)/initdb" -D "$dir/data" -U postgres -A trust --no-sync >"$dir/initdb.log" 2>&1 ||
 		{ cat "$dir/initdb.log" >&2; return 1; }
 	local port
 	port=$(pg_free_port) || return 1
@@ -65,7 +71,7 @@ pg_start() {
 	} >> "$dir/data/postgresql.conf"
 	SHARDID_SERVERS+=("$dir")
 	trap pg_stop_all EXIT
-	as_postgres "$PG_BINDIR/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
+	as_postgres "$(pg_bindir)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
 		{ cat "$dir/server.log" >&2; return 1; }
 	export PGHOST=$dir PGPORT=$port PGUSER=postgres
 	printf -v "${name//-/_}_DIR" '%s' "$dir"
@@ -76,7 +82,7 @@ pg_stop_all() {
 	local d
 	for d in "${SHARDID_SERVERS[@]}"; do
 		if [ -f "$d/data/postmaster.pid" ]; then
-			as_postgres "$PG_BINDIR/pg_ctl" -D "$d/data" -m fast -w stop >/dev/null 2>&1 || true
+			as_postgres "$(pg_bindir)/pg_ctl" -D "$d/data" -m fast -w stop >/dev/null 2>&1 || true
 		fi
 		[ -n "${SHARDID_KEEP_SERVERS:-}" ] || rm -rf "$d"
 	done
