@@ -23,7 +23,7 @@ pg_bindir() {
 as_postgres() {
 	if [ "$(id -u)" = 0 ]; then
 		# from / when postgres may not enter the current directory
-		if runuser -u postgres -- test -x . 2>/dev/null; then
+		if runuser -u postgres -- test -x "$PWD" 2>/dev/null; then
 			runuser -u postgres -- "$@"
 		else
 			(cd / && runuser -u postgres -- "$@")
