@@ -242,17 +242,19 @@ shardid_next_id(PG_FUNCTION_ARGS)
 
 	for (;;)
 	{
-		/*
-		 * Read the clock before taking the buffer lock, to keep the lock
-		 * short under concurrency. A reading older than another caller's is
-		 * harmless: C + 1 keeps the state increasing either way.
-		 */
-		int64		now_ms = now_unix_ms();
 		Buffer		buf;
 		HeapTupleData tuple;
 		Form_pg_sequence_data seq = lock_sequence_tuple(rel, &buf, &tuple);
 		Page		page = BufferGetPage(buf);
 		int64		state = seq->last_value;
+
+		/*
+		 * The clock is read under the lock: a reading taken before waiting
+		 * for the lock could be older than the state by more than the drift
+		 * cap, and next_step would take it for a clock stepped back and
+		 * stop enforcing the cap for the rest of the burst.
+		 */
+		int64		now_ms = now_unix_ms();
 		shardid::Step step = shardid::next_step(layout, state, now_ms, shard,
 												shardid_max_drift_ms);
 
