@@ -2,6 +2,7 @@
 -- attach/detach, and their errors. Runs in its own database so that its
 -- layout (the default) does not depend on other tests.
 SET client_min_messages = warning;
+\set regress_db :DBNAME
 DROP DATABASE IF EXISTS regress_shards;
 CREATE DATABASE regress_shards;
 \c regress_shards
@@ -177,7 +178,7 @@ RESET search_path;
 DROP SCHEMA evil CASCADE;
 
 -- More shard bits than 4 digits can number: the names get wider.
-\c contrib_regression
+\c :regress_db
 SET client_min_messages = warning;
 DROP DATABASE IF EXISTS regress_shards_wide;
 CREATE DATABASE regress_shards_wide;
@@ -189,7 +190,7 @@ SELECT shardid.create_shard(7), shardid.create_shard(32767);
 SELECT shardid.create_shard(32768);
 \echo :LAST_ERROR_SQLSTATE
 
-\c contrib_regression
+\c :regress_db
 SET client_min_messages = warning;
 DROP DATABASE regress_shards;
 DROP DATABASE regress_shards_wide;

@@ -2,6 +2,7 @@
 -- in PL/pgSQL over insta5.table_id_seq % 1024) switches to the native
 -- generator with adopt(), and new IDs continue above the old ones.
 SET client_min_messages = warning;
+\set regress_db :DBNAME
 DROP DATABASE IF EXISTS regress_shards_adopt;
 CREATE DATABASE regress_shards_adopt;
 \c regress_shards_adopt
@@ -132,6 +133,6 @@ CREATE VIEW legacy.v AS SELECT 1::bigint AS id;
 SELECT shardid.adopt('legacy.v', 1, 'legacy.seq');
 \echo :LAST_ERROR_SQLSTATE
 
-\c contrib_regression
+\c :regress_db
 SET client_min_messages = warning;
 DROP DATABASE regress_shards_adopt;

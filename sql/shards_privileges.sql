@@ -1,5 +1,6 @@
 -- Who may create shards, and the grants an application role needs.
 SET client_min_messages = warning;
+\set regress_db :DBNAME
 DROP DATABASE IF EXISTS regress_shards_priv;
 DROP ROLE IF EXISTS regress_shard_admin, regress_shard_other, regress_shard_app;
 CREATE DATABASE regress_shards_priv;
@@ -79,7 +80,7 @@ DELETE FROM shardid.shard_registry;
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 
-\c contrib_regression
+\c :regress_db
 SET client_min_messages = warning;
 DROP DATABASE regress_shards_priv;
 DROP ROLE regress_shard_admin, regress_shard_other, regress_shard_app;
