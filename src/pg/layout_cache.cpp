@@ -44,19 +44,20 @@ static bool layout_marked = false;
 static Oid	layout_table_oid = InvalidOid;
 static bool callback_registered = false;
 
+/* Forgets the cached layout; the next current_layout() reads it again. */
+static void
+forget_layout(void)
+{
+	layout_valid = false;
+	layout_marked = false;
+}
+
 /* Relcache callback: drop the cache when layout_config (or everything) changes. */
 static void
 layout_relcache_callback(Datum, Oid relid)
 {
 	if (relid == InvalidOid || relid == layout_table_oid)
 		forget_layout();
-}
-
-void
-forget_layout(void)
-{
-	layout_valid = false;
-	layout_marked = false;
 }
 
 /* OID of an object of the extension's schema, erroring if it is missing. */

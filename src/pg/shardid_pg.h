@@ -30,9 +30,6 @@ const shardid::Layout &current_layout(void);
 /* Marks the layout as in use (no more configure()) and returns it. */
 const shardid::Layout &generator_layout(void);
 
-/* Forgets the cached layout; the next current_layout() reads it again. */
-void		forget_layout(void);
-
 /* timestamptz <-> Unix milliseconds (floor), erroring on infinities. */
 int64		timestamptz_to_unix_ms(TimestampTz ts);
 TimestampTz unix_ms_to_timestamptz(int64 unix_ms);

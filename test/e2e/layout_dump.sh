@@ -4,11 +4,8 @@
 # frozen, and its generators continue above the dumped IDs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source test/lib/server.sh
+source test/lib/e2e.sh
 pg_start layout-dump
-
-fail() { echo "not ok: $*" >&2; exit 1; }
-q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 createdb source_db
 createdb target_db

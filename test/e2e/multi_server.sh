@@ -9,10 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
-source test/lib/server.sh
+source test/lib/e2e.sh
 export PATH=$(pg_config --bindir):$PATH
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok - $*"; }
 # expect NAME ACTUAL EXPECTED
 expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 ($2)"; }

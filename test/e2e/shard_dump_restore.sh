@@ -5,11 +5,8 @@
 # Starts its own server; exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source test/lib/server.sh
+source test/lib/e2e.sh
 pg_start shard-move
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
 createdb source_db
 createdb target_db
