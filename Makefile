@@ -8,8 +8,10 @@ CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
-# The install script is assembled from sql/install/*.sql in name order, so
-# each part of the API keeps its own file.
+# The install script of the version in development is assembled from
+# sql/install/*.sql in name order, so each part of the API keeps its own
+# file. Released install scripts (sql/shardid--0.1.sql) and the upgrade
+# scripts between versions are kept in git as shipped and never change.
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 
@@ -23,7 +25,7 @@ EXTRA_CLEAN = results test/unit/unit_tests test/unit/*.o
 
 PG_CONFIG ?= pg_config
 # PostgreSQL's headers as system headers: -Wextra is for our code, not theirs.
-PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server)
+PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -DSHARDID_VERSION='"$(EXTVERSION)"'
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-register -fno-exceptions
 SHLIB_LINK += -lstdc++
 

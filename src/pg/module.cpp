@@ -6,12 +6,13 @@
  * the layout is a table read into backend-local memory (layout_cache.cpp).
  */
 #include "shardid_pg.h"
+#include "compat.h"
 
 extern "C" {
 #include "utils/guc.h"
 #include "utils/inval.h"
 
-PG_MODULE_MAGIC;
+SHARDID_MODULE_MAGIC;
 
 void		_PG_init(void);
 }
@@ -32,5 +33,5 @@ _PG_init(void)
 							PGC_SUSET,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
-	MarkGUCPrefixReserved("shardid");
+	SHARDID_RESERVE_GUC_PREFIX("shardid");
 }

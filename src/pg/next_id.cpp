@@ -22,6 +22,7 @@
  *    is above every ID of a committed row.
  */
 #include "shardid_pg.h"
+#include "compat.h"
 
 extern "C" {
 #include "access/relation.h"
@@ -151,7 +152,7 @@ check_sequence(Relation rel, const shardid::Layout &layout)
 static Relation
 open_generator(Oid relid, const shardid::Layout &layout)
 {
-	LocalTransactionId lxid = MyProc->lxid;
+	LocalTransactionId lxid = SHARDID_MY_LXID();
 	Oid			userid = GetUserId();
 
 	for (const auto &slot : checked)
@@ -306,7 +307,7 @@ shardid_next_id(PG_FUNCTION_ARGS)
 			seq->last_value = logged;
 			seq->is_called = true;
 			seq->log_cnt = 0;
-			xlrec.node = rel->rd_node;
+			SHARDID_SEQ_REC_SET_REL(xlrec, rel);
 			XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
 			XLogRegisterData((char *) tuple.t_data, tuple.t_len);
 			XLogRecPtr	recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);

@@ -35,6 +35,6 @@ int64		timestamptz_to_unix_ms(TimestampTz ts);
 TimestampTz unix_ms_to_timestamptz(int64 unix_ms);
 
 /* Raise the SQL error that matches a core status; never returns. */
-pg_attribute_noreturn() void report_layout_status(shardid::Status st,
+[[noreturn]] void report_layout_status(shardid::Status st,
 												  const shardid::Layout &layout,
 												  int64 value);
