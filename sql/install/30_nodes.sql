@@ -24,17 +24,29 @@
 -- Locking: every function that changes the placement takes SHARE ROW
 -- EXCLUSIVE on shardid.shard_placement, so placement changes and their
 -- ALTER SERVER are serialised. All functions are for administrators
--- (EXECUTE revoked from PUBLIC); the tables are readable by everyone.
+-- (EXECUTE revoked from PUBLIC).
+--
+-- Secrets: connect strings never hold a password (add_node refuses one, a
+-- CHECK enforces it): the foreign server's options are readable by every
+-- role, and so is whatever pg_dump copies. Passwords belong in .pgpass (or a
+-- passfile / service file) of the OS user that connects. shardid.nodes is
+-- readable by administrators only; placement and shard_moves by everyone.
+--
+-- Moves: bin/shardid-move-shard keeps each move as a row of
+-- shardid.shard_moves on the router, and freezes a shard on its node (a
+-- trigger on every table of the shard) rather than on the router, so a move
+-- changes the cluster once, at repoint_shard().
 
 -- The data nodes: a name and a libpq key=value connect string.
 CREATE TABLE shardid.nodes (
     node     text PRIMARY KEY
              CHECK (node OPERATOR(pg_catalog.~) '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$'),
-    connstr  text NOT NULL,
+    connstr  text NOT NULL
+             CONSTRAINT nodes_connstr_no_password
+             CHECK (connstr OPERATOR(pg_catalog.!~*) '(^|\s)password\s*='),
     added_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 SELECT pg_catalog.pg_extension_config_dump('shardid.nodes', '');
-GRANT SELECT ON shardid.nodes TO PUBLIC;
 
 -- Which node holds each placed shard; frozen while a move copies it.
 CREATE TABLE shardid.shard_placement (
@@ -47,11 +59,34 @@ CREATE INDEX shard_placement_node ON shardid.shard_placement (node);
 SELECT pg_catalog.pg_extension_config_dump('shardid.shard_placement', '');
 GRANT SELECT ON shardid.shard_placement TO PUBLIC;
 
--- The placement with each node's connect string.
+-- Moves in progress, one row per shard, written by bin/shardid-move-shard:
+-- schema (DDL copied) -> copy (publication, subscription, initial copy and
+-- catch-up) -> frozen (writes refused on the source, waiting for the target
+-- to confirm source_lsn) -> caught_up (target attached, generator raised)
+-- -> repointed (router switched; the old copy is being retired); the row is
+-- deleted when the move is done or aborted. Not dumped: a restored router
+-- has no move in progress.
+CREATE TABLE shardid.shard_moves (
+    shard       integer PRIMARY KEY REFERENCES shardid.shard_placement (shard),
+    source      text NOT NULL REFERENCES shardid.nodes (node),
+    target      text NOT NULL REFERENCES shardid.nodes (node),
+    schema_name name NOT NULL,
+    mode        text NOT NULL CHECK (mode OPERATOR(pg_catalog.=) ANY (ARRAY['online', 'offline'])),
+    phase       text NOT NULL CHECK (phase OPERATOR(pg_catalog.=) ANY (ARRAY['schema', 'copy', 'frozen', 'caught_up', 'repointed'])),
+    source_lsn  pg_lsn,
+    progress    text,
+    started_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    updated_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    CHECK (source OPERATOR(pg_catalog.<>) target)
+);
+GRANT SELECT ON shardid.shard_moves TO PUBLIC;
+
+-- The placement, with the move in progress if any; no connect strings
+-- (shardid.nodes is for administrators).
 CREATE VIEW shardid.placement AS
-SELECT p.shard, p.node, n.connstr, p.frozen, p.placed_at
+SELECT p.shard, p.node, p.frozen, p.placed_at, m.target AS moving_to, m.phase AS move_phase
   FROM shardid.shard_placement AS p
-  JOIN shardid.nodes AS n ON n.node OPERATOR(pg_catalog.=) p.node;
+  LEFT JOIN shardid.shard_moves AS m ON m.shard OPERATOR(pg_catalog.=) p.shard;
 GRANT SELECT ON shardid.placement TO PUBLIC;
 
 -- The connect string of every PL/Proxy partition, in partition order: the
@@ -169,6 +204,12 @@ BEGIN
         RAISE EXCEPTION 'invalid connect string for node %: %', name, pg_catalog.quote_literal(connstr)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
+    END IF;
+    IF connstr OPERATOR(pg_catalog.~*) '(^|\s)password\s*=' THEN
+        RAISE EXCEPTION 'the connect string of node % must not hold a password', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Connect strings are stored in the PL/Proxy cluster''s options, which every role can read, and in dumps.',
+                  HINT = 'Put the password in ~/.pgpass of the OS user that connects (the router''s and each node''s server user), or name a passfile= or service= in the connect string.';
     END IF;
     IF connstr OPERATOR(pg_catalog.~*) '(^|\s)options\s*=' THEN
         RAISE EXCEPTION 'the connect string of node % must not set options', name
@@ -314,30 +355,42 @@ END
 $$;
 
 -- Last step of a move, once the new node holds a verified copy: the
--- partition points at the new node, writable again.
+-- partition points at the new node, writable. The shard must be frozen on
+-- the router, or have a move to this node in phase caught_up (frozen on its
+-- node), which turns repointed in the same transaction.
 CREATE FUNCTION shardid.repoint_shard(shard integer, node text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     p shardid.shard_placement;
+    m shardid.shard_moves;
 BEGIN
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO p FROM shardid.shard_placement AS x WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
     END IF;
-    IF NOT p.frozen THEN
+    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) repoint_shard.node) THEN
+        RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
+    END IF;
+    SELECT * INTO m FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard FOR UPDATE;
+    IF m.shard IS NOT NULL AND (m.phase OPERATOR(pg_catalog.<>) 'caught_up' OR m.target OPERATOR(pg_catalog.<>) repoint_shard.node) THEN
+        RAISE EXCEPTION 'shard % is being moved to node "%" (phase %)', shard, m.target, m.phase
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Only a move that has caught up on its target may be repointed, to that target.',
+                  HINT = 'Resume the move with bin/shardid-move-shard, or abort it with --abort.';
+    END IF;
+    IF m.shard IS NULL AND NOT p.frozen THEN
         RAISE EXCEPTION 'shard % is not frozen', shard
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Repointing a shard that takes writes would lose the writes made during the copy.',
                   HINT = 'Use bin/shardid-move-shard, which freezes, copies, checks and repoints.';
     END IF;
-    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) repoint_shard.node) THEN
-        RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
-    END IF;
     UPDATE shardid.shard_placement AS x
        SET node = repoint_shard.node, frozen = false, placed_at = pg_catalog.now()
+     WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
+    UPDATE shardid.shard_moves AS x SET phase = 'repointed', updated_at = pg_catalog.now()
      WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
     PERFORM shardid.refresh_cluster();
 END
@@ -357,6 +410,99 @@ BEGIN
 END
 $$;
 
+-- On the source node during a move's cut-over: writes to the shard fail
+-- at once with 25006 (retry), instead of waiting behind a lock.
+CREATE FUNCTION shardid._refuse_frozen_write() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'shard % is being moved to node %: %.% refuses writes for the cut-over', TG_ARGV[0], TG_ARGV[1],
+            pg_catalog.quote_ident(TG_TABLE_SCHEMA), pg_catalog.quote_ident(TG_TABLE_NAME)
+        USING ERRCODE = 'read_only_sql_transaction',
+              HINT = 'Retry in a new transaction: the move finishes within seconds.';
+END
+$$;
+
+-- Node, move cut-over: every table of the shard's schema gets the trigger
+-- shardid_move_frozen, which refuses writes. Waits for writes in flight
+-- (the caller sets lock_timeout). Returns the number of tables.
+CREATE FUNCTION shardid.freeze_shard_tables(schema_name name, shard integer, target text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t record;
+    n integer := 0;
+BEGIN
+    FOR t IN SELECT c.oid, c.relname FROM pg_catalog.pg_class AS c
+              WHERE c.relnamespace OPERATOR(pg_catalog.=)
+                    (SELECT x.oid FROM pg_catalog.pg_namespace AS x WHERE x.nspname OPERATOR(pg_catalog.=) freeze_shard_tables.schema_name)
+                AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])
+              ORDER BY c.relname LOOP
+        n := n OPERATOR(pg_catalog.+) 1;
+        CONTINUE WHEN EXISTS (SELECT FROM pg_catalog.pg_trigger AS g
+                               WHERE g.tgrelid OPERATOR(pg_catalog.=) t.oid AND g.tgname OPERATOR(pg_catalog.=) 'shardid_move_frozen');
+        EXECUTE pg_catalog.format('CREATE TRIGGER shardid_move_frozen BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
+                                   FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_frozen_write(%L, %L)',
+                                  schema_name, t.relname, shard, target);
+    END LOOP;
+    RETURN n;
+END
+$$;
+
+-- Node: undoes freeze_shard_tables() (abort of a move). Returns the number
+-- of triggers dropped.
+CREATE FUNCTION shardid.thaw_shard_tables(schema_name name) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t record;
+    n integer := 0;
+BEGIN
+    FOR t IN SELECT c.relname FROM pg_catalog.pg_class AS c
+               JOIN pg_catalog.pg_trigger AS g ON g.tgrelid OPERATOR(pg_catalog.=) c.oid
+              WHERE c.relnamespace OPERATOR(pg_catalog.=)
+                    (SELECT x.oid FROM pg_catalog.pg_namespace AS x WHERE x.nspname OPERATOR(pg_catalog.=) thaw_shard_tables.schema_name)
+                AND g.tgname OPERATOR(pg_catalog.=) 'shardid_move_frozen' LOOP
+        EXECUTE pg_catalog.format('DROP TRIGGER shardid_move_frozen ON %I.%I', schema_name, t.relname);
+        n := n OPERATOR(pg_catalog.+) 1;
+    END LOOP;
+    RETURN n;
+END
+$$;
+
+-- Node, last move step on the source: unregisters the shard and retires
+-- its schema: dropped, or kept under new_name with a trigger on every table
+-- that refuses writes. Returns the schema's new name (NULL when dropped).
+CREATE FUNCTION shardid.retire_shard(shard integer, target text, new_name name) RETURNS name
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nsp name;
+    t   record;
+BEGIN
+    nsp := shardid.detach_shard(shard);
+    PERFORM shardid.thaw_shard_tables(nsp);
+    IF new_name IS NULL THEN
+        EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', nsp);
+        RETURN NULL;
+    END IF;
+    FOR t IN SELECT c.relname FROM pg_catalog.pg_class AS c
+              WHERE c.relnamespace OPERATOR(pg_catalog.=)
+                    (SELECT x.oid FROM pg_catalog.pg_namespace AS x WHERE x.nspname OPERATOR(pg_catalog.=) nsp)
+                AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[]) LOOP
+        EXECUTE pg_catalog.format('CREATE TRIGGER shardid_retired BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
+                                   FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_retired_write(%L, %L)',
+                                  nsp, t.relname, shard, target);
+    END LOOP;
+    EXECUTE pg_catalog.format('ALTER SCHEMA %I RENAME TO %I', nsp, new_name);
+    RETURN new_name;
+END
+$$;
+
 REVOKE ALL ON FUNCTION shardid.refresh_cluster() FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.add_node(text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.remove_node(text) FROM PUBLIC;
@@ -364,13 +510,18 @@ REVOKE ALL ON FUNCTION shardid.place_shards(text, integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.freeze_shard(integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.unfreeze_shard(integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.repoint_shard(integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.freeze_shard_tables(name, integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.thaw_shard_tables(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.retire_shard(integer, text, name) FROM PUBLIC;
 
 COMMENT ON TABLE shardid.nodes IS
-    'Router: the data nodes, by name, with a libpq key=value connect string. Written by add_node(), remove_node().';
+    'Router: the data nodes, by name, with a libpq key=value connect string (never a password). Written by add_node(), remove_node(). Readable by administrators only.';
+COMMENT ON TABLE shardid.shard_moves IS
+    'Router: moves in progress (bin/shardid-move-shard), one row per shard: source, target, phase (schema, copy, frozen, caught_up, repointed), progress. Deleted when the move is done or aborted.';
 COMMENT ON TABLE shardid.shard_placement IS
     'Router: the node holding each placed logical shard; frozen while bin/shardid-move-shard copies it.';
 COMMENT ON VIEW shardid.placement IS
-    'Router: each placed shard with its node, the node''s connect string, and whether it is frozen for a move.';
+    'Router: each placed shard with its node, whether it is frozen on the router, and the target and phase of its move in progress.';
 COMMENT ON FUNCTION shardid.partition_connstrs() IS
     'Router: the connect string of each PL/Proxy partition (= logical shard) of cluster ''shardid'', in order; unplaced shards get one that fails naming the shard, frozen ones a read-only one.';
 COMMENT ON FUNCTION shardid.refresh_cluster() IS
@@ -388,6 +539,14 @@ COMMENT ON FUNCTION shardid.freeze_shard(integer) IS
 COMMENT ON FUNCTION shardid.unfreeze_shard(integer) IS
     'Router: undoes freeze_shard() after a failed move.';
 COMMENT ON FUNCTION shardid.repoint_shard(integer, text) IS
-    'Router, last move step: points a frozen shard''s partition at its new node and unfreezes it.';
+    'Router, last move step: points the partition of a frozen shard, or of a caught-up move to that node, at its new node, writable.';
 COMMENT ON FUNCTION shardid._refuse_retired_write() IS
     'Trigger on the retired copy of a moved shard: refuses writes (25006, retry through the router).';
+COMMENT ON FUNCTION shardid._refuse_frozen_write() IS
+    'Trigger on the tables of a shard during a move''s cut-over: refuses writes at once (25006, retry).';
+COMMENT ON FUNCTION shardid.freeze_shard_tables(name, integer, text) IS
+    'Node, move cut-over: puts trigger shardid_move_frozen on every table of the schema (writes fail with 25006); returns the number of tables.';
+COMMENT ON FUNCTION shardid.thaw_shard_tables(name) IS
+    'Node: drops the shardid_move_frozen triggers of a schema (abort of a move); returns how many.';
+COMMENT ON FUNCTION shardid.retire_shard(integer, text, name) IS
+    'Node, after a move: detaches the shard and drops its schema (new_name NULL) or renames it to new_name with triggers refusing writes.';
