@@ -13,6 +13,16 @@ SELECT shardid.add_node('c', 'postgresql://x/app');
 SELECT shardid.add_node('c', 'host=x options=''-c work_mem=1MB''');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT shardid.add_node('c', NULL);
+-- No passwords: the cluster's options and pg_dump would show them (issue 10).
+SELECT shardid.add_node('c', 'host=x password=secret dbname=app');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.add_node('c', 'host=x PASSWORD = ''se cret''');
+\set VERBOSITY terse
+INSERT INTO shardid.nodes (node, connstr) VALUES ('c', 'host=x password=secret');
+\set VERBOSITY default
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.add_node('c', 'host=x passfile=/etc/shardid/pgpass dbname=app');   -- a passfile is fine
+SELECT shardid.remove_node('c');
 SELECT node, connstr FROM shardid.nodes ORDER BY node;
 
 -- The cluster exists as soon as a node does: one partition per shard, none placed.
@@ -32,7 +42,7 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT shardid.place_shards('a', 8191, 8192);
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT shardid.place_shards('a', 7, 6);
-SELECT shard, node, connstr, frozen FROM shardid.placement ORDER BY shard;
+SELECT shard, node, frozen, moving_to, move_phase FROM shardid.placement ORDER BY shard;
 SELECT shardid.placed_shards();
 
 -- Partitions: placed shards get their node, the rest a connect string that
@@ -80,7 +90,61 @@ CREATE ROLE regress_nodes_app;
 SET ROLE regress_nodes_app;
 SELECT shardid.place_shards('a', 9, 9);
 SELECT count(*) FROM shardid.placement;
+SELECT count(*) FROM shardid.nodes;              -- connect strings: administrators only
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT count(*) FROM shardid.shard_moves;
+SELECT array_agg(attname ORDER BY attnum) AS placement_columns FROM pg_attribute
+ WHERE attrelid = 'shardid.placement'::regclass AND attnum > 0;
+SELECT shardid.freeze_shard_tables('public', 1, 'b');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 RESET ROLE;
+
+-- Moves in progress: repoint_shard() takes a caught-up move to its target
+-- only, and marks it repointed in the same transaction.
+INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
+VALUES (1, 'a', 'b', 'shard_0001', 'online', 'copy');
+SELECT shardid.repoint_shard(1, 'b');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+UPDATE shardid.shard_moves SET phase = 'caught_up' WHERE shard = 1;
+SELECT shardid.repoint_shard(1, 'a');            -- not the move's target
+SELECT shard, node, frozen, moving_to, move_phase FROM shardid.placement WHERE shard = 1;
+SELECT shardid.repoint_shard(1, 'b');
+SELECT shard, node, frozen, moving_to, move_phase FROM shardid.placement WHERE shard = 1;
+SELECT o.option_value FROM pg_foreign_server s, pg_options_to_table(s.srvoptions) o
+ WHERE s.srvname = 'shardid' AND o.option_name = 'p1';
+DELETE FROM shardid.shard_moves;
+\set VERBOSITY terse
+INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
+VALUES (2, 'a', 'a', 's', 'online', 'copy');     -- a move goes somewhere else
+INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
+VALUES (2, 'a', 'b', 's', 'online', 'done');     -- not a phase
+\set VERBOSITY default
+
+-- Node side of a move: freezing the tables of a shard whose schema name has
+-- a quote, a semicolon and capitals; writes fail with 25006 at once.
+CREATE SCHEMA "Shard'; DROP TABLE x; --";
+CREATE TABLE "Shard'; DROP TABLE x; --"."Posts" (id bigint PRIMARY KEY);
+CREATE TABLE "Shard'; DROP TABLE x; --".likes (id bigint);
+CREATE SEQUENCE "Shard'; DROP TABLE x; --".id_seq;
+SELECT shardid.freeze_shard_tables('Shard''; DROP TABLE x; --', 9, 'b');
+SELECT shardid.freeze_shard_tables('Shard''; DROP TABLE x; --', 9, 'b');   -- again: nothing more
+SELECT count(*) AS frozen_triggers FROM pg_trigger WHERE tgname = 'shardid_move_frozen';
+INSERT INTO "Shard'; DROP TABLE x; --"."Posts" VALUES (1);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.thaw_shard_tables('Shard''; DROP TABLE x; --');
+INSERT INTO "Shard'; DROP TABLE x; --"."Posts" VALUES (1);
+-- Retiring it: detached, renamed, writes refused.
+SELECT shardid.attach_shard(9, 'Shard''; DROP TABLE x; --');
+SELECT shardid.freeze_shard_tables('Shard''; DROP TABLE x; --', 9, 'b');
+SELECT shardid.retire_shard(9, 'b', 'Old''; Shard');
+SELECT count(*) AS registered FROM shardid.shard_registry WHERE shard = 9;
+SELECT tgname, tgrelid::regclass FROM pg_trigger WHERE tgname LIKE 'shardid%' ORDER BY 2::text;
+INSERT INTO "Old'; Shard"."Posts" VALUES (2);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.attach_shard(9, 'Old''; Shard');
+SELECT shardid.retire_shard(9, 'b', NULL);     -- dropped
+SELECT count(*) AS schemas FROM pg_namespace WHERE nspname LIKE '%Shard';
+
 DROP ROLE regress_nodes_app;
 
 -- A retired copy refuses writes.
@@ -93,6 +157,7 @@ DROP TABLE nodes_retired;
 
 -- Clean up: this database is shared with the other regression tests.
 DROP FUNCTION nodes_get(bigint);
+DELETE FROM shardid.shard_moves;
 DELETE FROM shardid.shard_placement;
 DELETE FROM shardid.nodes;
 DROP SERVER shardid CASCADE;
