@@ -28,7 +28,7 @@ CREATE TABLE shardid.shard_moves (
     target      text NOT NULL REFERENCES shardid.nodes (node),
     schema_name name NOT NULL,
     mode        text NOT NULL CHECK (mode OPERATOR(pg_catalog.=) ANY (ARRAY['online', 'offline'])),
-    phase       text NOT NULL CHECK (phase OPERATOR(pg_catalog.=) ANY (ARRAY['schema', 'copy', 'frozen', 'caught_up', 'repointed'])),
+    phase       text NOT NULL CHECK (phase OPERATOR(pg_catalog.=) ANY (ARRAY['schema', 'copy', 'frozen', 'caught_up', 'repointed', 'aborting'])),
     source_lsn  pg_lsn,
     progress    text,
     started_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
@@ -87,6 +87,77 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE FUNCTION shardid._refresh_partition(shard integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cur  text;
+    want text;
+BEGIN
+    SELECT o.option_value INTO cur
+      FROM pg_catalog.pg_foreign_server AS s, pg_catalog.pg_options_to_table(s.srvoptions) AS o
+     WHERE s.srvname OPERATOR(pg_catalog.=) 'shardid'
+       AND o.option_name OPERATOR(pg_catalog.=) ('p' OPERATOR(pg_catalog.||) _refresh_partition.shard);
+    IF cur IS NULL THEN
+        RETURN shardid.refresh_cluster();
+    END IF;
+    SELECT CASE WHEN p.shard IS NULL THEN
+                    pg_catalog.format('service=''shardid: shard %s is not placed on any node''', g.s)
+                WHEN p.frozen THEN
+                    n.connstr OPERATOR(pg_catalog.||) ' options=''-c default_transaction_read_only=on'''
+                ELSE n.connstr END
+      INTO want
+      FROM (SELECT _refresh_partition.shard AS s) AS g
+      LEFT JOIN shardid.shard_placement AS p ON p.shard OPERATOR(pg_catalog.=) g.s
+      LEFT JOIN shardid.nodes AS n ON n.node OPERATOR(pg_catalog.=) p.node;
+    IF want OPERATOR(pg_catalog.=) cur THEN
+        RETURN 0;
+    END IF;
+    EXECUTE pg_catalog.format('ALTER SERVER shardid OPTIONS (SET %I %L)', ('p' OPERATOR(pg_catalog.||) shard), want);
+    RETURN 1;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION shardid.freeze_shard(shard integer) RETURNS text
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    p shardid.shard_placement;
+BEGIN
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    SELECT * INTO p FROM shardid.shard_placement AS x WHERE x.shard OPERATOR(pg_catalog.=) freeze_shard.shard;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
+    END IF;
+    IF p.frozen THEN
+        RAISE EXCEPTION 'shard % is already frozen', shard
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Another move of this shard is running, or one failed without cleaning up.',
+                  HINT = pg_catalog.format('If no move is running, check node %s and run SELECT shardid.unfreeze_shard(%s);', p.node, shard);
+    END IF;
+    UPDATE shardid.shard_placement AS x SET frozen = true WHERE x.shard OPERATOR(pg_catalog.=) freeze_shard.shard;
+    PERFORM shardid._refresh_partition(shard);
+    RETURN p.node;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION shardid.unfreeze_shard(shard integer) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    UPDATE shardid.shard_placement AS x SET frozen = false
+     WHERE x.shard OPERATOR(pg_catalog.=) unfreeze_shard.shard;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
+    END IF;
+    PERFORM shardid._refresh_partition(shard);
+END
+$$;
+
 CREATE OR REPLACE FUNCTION shardid.repoint_shard(shard integer, node text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -121,7 +192,7 @@ BEGIN
      WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
     UPDATE shardid.shard_moves AS x SET phase = 'repointed', updated_at = pg_catalog.now()
      WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
-    PERFORM shardid.refresh_cluster();
+    PERFORM shardid._refresh_partition(shard);
 END
 $$;
 
@@ -208,6 +279,7 @@ BEGIN
 END
 $$;
 
+REVOKE ALL ON FUNCTION shardid._refresh_partition(integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.freeze_shard_tables(name, integer, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.thaw_shard_tables(name) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.retire_shard(integer, text, name) FROM PUBLIC;
@@ -215,9 +287,11 @@ REVOKE ALL ON FUNCTION shardid.retire_shard(integer, text, name) FROM PUBLIC;
 COMMENT ON TABLE shardid.nodes IS
     'Router: the data nodes, by name, with a libpq key=value connect string (never a password). Written by add_node(), remove_node(). Readable by administrators only.';
 COMMENT ON TABLE shardid.shard_moves IS
-    'Router: moves in progress (bin/shardid-move-shard), one row per shard: source, target, phase (schema, copy, frozen, caught_up, repointed), progress. Deleted when the move is done or aborted.';
+    'Router: moves in progress (bin/shardid-move-shard), one row per shard: source, target, phase (schema, copy, frozen, caught_up, repointed, or aborting), progress. Deleted when the move is done or aborted.';
 COMMENT ON VIEW shardid.placement IS
     'Router: each placed shard with its node, whether it is frozen on the router, and the target and phase of its move in progress.';
+COMMENT ON FUNCTION shardid._refresh_partition(integer) IS
+    'Router: updates the PL/Proxy partition of one shard from the placement (one ALTER SERVER option); returns 0 or 1.';
 COMMENT ON FUNCTION shardid.repoint_shard(integer, text) IS
     'Router, last move step: points the partition of a frozen shard, or of a caught-up move to that node, at its new node, writable.';
 COMMENT ON FUNCTION shardid._refuse_frozen_write() IS

@@ -64,7 +64,7 @@ GRANT SELECT ON shardid.shard_placement TO PUBLIC;
 -- catch-up) -> frozen (writes refused on the source, waiting for the target
 -- to confirm source_lsn) -> caught_up (target attached, generator raised)
 -- -> repointed (router switched; the old copy is being retired); the row is
--- deleted when the move is done or aborted. Not dumped: a restored router
+-- deleted when the move is done or rolled back (phase aborting meanwhile). Not dumped: a restored router
 -- has no move in progress.
 CREATE TABLE shardid.shard_moves (
     shard       integer PRIMARY KEY REFERENCES shardid.shard_placement (shard),
@@ -72,7 +72,7 @@ CREATE TABLE shardid.shard_moves (
     target      text NOT NULL REFERENCES shardid.nodes (node),
     schema_name name NOT NULL,
     mode        text NOT NULL CHECK (mode OPERATOR(pg_catalog.=) ANY (ARRAY['online', 'offline'])),
-    phase       text NOT NULL CHECK (phase OPERATOR(pg_catalog.=) ANY (ARRAY['schema', 'copy', 'frozen', 'caught_up', 'repointed'])),
+    phase       text NOT NULL CHECK (phase OPERATOR(pg_catalog.=) ANY (ARRAY['schema', 'copy', 'frozen', 'caught_up', 'repointed', 'aborting'])),
     source_lsn  pg_lsn,
     progress    text,
     started_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
@@ -182,6 +182,42 @@ BEGIN
         EXECUTE pg_catalog.format('ALTER SERVER shardid OPTIONS (%s)', opts);
     END IF;
     RETURN changes;
+END
+$$;
+
+-- Brings the partition of one shard in line with the placement: a single
+-- ALTER SERVER ... OPTIONS (SET pN ...), instead of refresh_cluster()'s diff
+-- of every partition (the whole cluster when the server or the option is
+-- missing). Returns the number of partitions changed (0 or 1).
+CREATE FUNCTION shardid._refresh_partition(shard integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cur  text;
+    want text;
+BEGIN
+    SELECT o.option_value INTO cur
+      FROM pg_catalog.pg_foreign_server AS s, pg_catalog.pg_options_to_table(s.srvoptions) AS o
+     WHERE s.srvname OPERATOR(pg_catalog.=) 'shardid'
+       AND o.option_name OPERATOR(pg_catalog.=) ('p' OPERATOR(pg_catalog.||) _refresh_partition.shard);
+    IF cur IS NULL THEN
+        RETURN shardid.refresh_cluster();
+    END IF;
+    SELECT CASE WHEN p.shard IS NULL THEN
+                    pg_catalog.format('service=''shardid: shard %s is not placed on any node''', g.s)
+                WHEN p.frozen THEN
+                    n.connstr OPERATOR(pg_catalog.||) ' options=''-c default_transaction_read_only=on'''
+                ELSE n.connstr END
+      INTO want
+      FROM (SELECT _refresh_partition.shard AS s) AS g
+      LEFT JOIN shardid.shard_placement AS p ON p.shard OPERATOR(pg_catalog.=) g.s
+      LEFT JOIN shardid.nodes AS n ON n.node OPERATOR(pg_catalog.=) p.node;
+    IF want OPERATOR(pg_catalog.=) cur THEN
+        RETURN 0;
+    END IF;
+    EXECUTE pg_catalog.format('ALTER SERVER shardid OPTIONS (SET %I %L)', ('p' OPERATOR(pg_catalog.||) shard), want);
+    RETURN 1;
 END
 $$;
 
@@ -333,7 +369,7 @@ BEGIN
                   HINT = pg_catalog.format('If no move is running, check node %s and run SELECT shardid.unfreeze_shard(%s);', p.node, shard);
     END IF;
     UPDATE shardid.shard_placement AS x SET frozen = true WHERE x.shard OPERATOR(pg_catalog.=) freeze_shard.shard;
-    PERFORM shardid.refresh_cluster();
+    PERFORM shardid._refresh_partition(shard);
     RETURN p.node;
 END
 $$;
@@ -350,7 +386,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
     END IF;
-    PERFORM shardid.refresh_cluster();
+    PERFORM shardid._refresh_partition(shard);
 END
 $$;
 
@@ -392,7 +428,7 @@ BEGIN
      WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
     UPDATE shardid.shard_moves AS x SET phase = 'repointed', updated_at = pg_catalog.now()
      WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
-    PERFORM shardid.refresh_cluster();
+    PERFORM shardid._refresh_partition(shard);
 END
 $$;
 
@@ -504,6 +540,7 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION shardid.refresh_cluster() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid._refresh_partition(integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.add_node(text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.remove_node(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION shardid.place_shards(text, integer, integer) FROM PUBLIC;
@@ -517,7 +554,7 @@ REVOKE ALL ON FUNCTION shardid.retire_shard(integer, text, name) FROM PUBLIC;
 COMMENT ON TABLE shardid.nodes IS
     'Router: the data nodes, by name, with a libpq key=value connect string (never a password). Written by add_node(), remove_node(). Readable by administrators only.';
 COMMENT ON TABLE shardid.shard_moves IS
-    'Router: moves in progress (bin/shardid-move-shard), one row per shard: source, target, phase (schema, copy, frozen, caught_up, repointed), progress. Deleted when the move is done or aborted.';
+    'Router: moves in progress (bin/shardid-move-shard), one row per shard: source, target, phase (schema, copy, frozen, caught_up, repointed, or aborting), progress. Deleted when the move is done or aborted.';
 COMMENT ON TABLE shardid.shard_placement IS
     'Router: the node holding each placed logical shard; frozen while bin/shardid-move-shard copies it.';
 COMMENT ON VIEW shardid.placement IS
@@ -526,6 +563,8 @@ COMMENT ON FUNCTION shardid.partition_connstrs() IS
     'Router: the connect string of each PL/Proxy partition (= logical shard) of cluster ''shardid'', in order; unplaced shards get one that fails naming the shard, frozen ones a read-only one.';
 COMMENT ON FUNCTION shardid.refresh_cluster() IS
     'Router: creates or updates the PL/Proxy cluster ''shardid'' (SQL/MED server) from the placement; returns the number of partitions changed. Needs CREATE EXTENSION plproxy.';
+COMMENT ON FUNCTION shardid._refresh_partition(integer) IS
+    'Router: updates the PL/Proxy partition of one shard from the placement (one ALTER SERVER option); returns 0 or 1.';
 COMMENT ON FUNCTION shardid.add_node(text, text) IS
     'Router: registers a data node (name, libpq key=value connect string) and creates the PL/Proxy cluster ''shardid'' if needed.';
 COMMENT ON FUNCTION shardid.remove_node(text) IS
