@@ -193,7 +193,7 @@ sql "$A" >/dev/null <<<"ALTER TABLE shard_0006.posts DROP COLUMN mood; DROP TYPE
 old_max5=$(sql "$R" <<<"SELECT max(id) FROM written WHERE shardid.id_shard(id) = 5")
 before=$(sql "$R" <<<"SELECT count(*) FROM written")
 # Every other write goes to shard 5 (users 5, 69, 133), the rest elsewhere.
-psql -X -q -v ON_ERROR_STOP=1 -d "$R" -c "CALL writer(ARRAY[5, 1001, 69, 1040, 133, 1063]::bigint[], 400, 0.003)" \
+psql -X -q -v ON_ERROR_STOP=1 -d "$R" -c "CALL writer(ARRAY[5, 1001, 69, 1040, 133, 1063]::bigint[], 3000, 0.003)" \
 	>"$router_DIR/writer.log" 2>&1 &
 writer=$!
 for _ in $(seq 200); do
@@ -204,12 +204,12 @@ at_start=$(sql "$R" <<<"SELECT count(*) - $before FROM written")
 "${move[@]}" --shard 5 --to b 2>&1 | tee "$router_DIR/move.log"
 [ "${PIPESTATUS[0]}" = 0 ] || fail "move of shard 5 failed"
 at_end=$(sql "$R" <<<"SELECT count(*) - $before FROM written")
-[ "$at_start" -ge 60 ] && [ "$at_end" -lt 400 ] ||
+[ "$at_start" -ge 60 ] && [ "$at_end" -lt 3000 ] ||
 	fail "the writer did not run across the move: $at_start rows before it, $at_end after"
-ok "the writer ran across the move ($at_start of 400 rows written when it started, $at_end when it ended)"
+ok "the writer ran across the move ($at_start of 3000 rows written when it started, $at_end when it ended)"
 wait "$writer" || { cat "$router_DIR/writer.log"; fail "writer failed"; }
 total=$(sql "$R" <<<"SELECT count(*) FROM written")
-expect "writer finished all its inserts" "$((total - before))" 400
+expect "writer finished all its inserts" "$((total - before))" 3000
 echo "# writer retries during the move: $(sql "$R" <<<"SELECT sum(retries) FROM written")"
 expect "writes to shard 5 during the run, before/after the move" \
 	"$(sql "$R" <<<"SELECT count(*) > 0 FROM written WHERE shardid.id_shard(id) = 5 AND n > $before")" t
