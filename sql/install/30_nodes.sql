@@ -47,6 +47,8 @@ CREATE TABLE shardid.nodes (
     added_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 SELECT pg_catalog.pg_extension_config_dump('shardid.nodes', '');
+-- administrators only (an explicit ACL, as an update from 0.1 leaves it)
+REVOKE SELECT ON shardid.nodes FROM PUBLIC;
 
 -- Which node holds each placed shard; frozen while a move copies it.
 CREATE TABLE shardid.shard_placement (
