@@ -79,14 +79,15 @@ depends=$(dpkg-deb -f "$deb" Depends)
 grep -q "postgresql-$major" <<<"$depends" || fail "$pkg does not depend on postgresql-$major: $depends"
 echo "ok - the package holds shardid.so, shardid.control and $(grep -c 'extension/shardid--.*\.sql$' <<<"$contents") scripts; Depends: $depends"
 
-dpkg -i "$deb" >/dev/null
 installed=1
+dpkg -i "$deb" >"$work/dpkg-i.log" 2>&1 || { cat "$work/dpkg-i.log"; fail "dpkg -i $(basename "$deb") failed"; }
 owner=$(dpkg -S "$libdir/shardid.so" | cut -d: -f1)
 [ "$owner" = "$pkg" ] || fail "$libdir/shardid.so belongs to '$owner', not $pkg"
 dpkg -V "$pkg" || fail "dpkg -V $pkg: installed files differ from the package"
 echo "ok - dpkg -i installed $pkg; its files are in place (dpkg -V)"
 
 pg_start package
+trap cleanup EXIT	# pg_start set its own
 createdb app
 got=$(q -d app <<'SQL'
 CREATE EXTENSION shardid;
@@ -110,8 +111,8 @@ pg_stop_all
 # the installed package, on a throw-away cluster.
 (cd "$src" && make -s clean PG_CONFIG="$pg_config" >/dev/null && debian/tests/installcheck >"$work/autopkgtest.log" 2>&1) ||
 	{ tail -60 "$work/autopkgtest.log"; fail "debian/tests/installcheck failed against the installed package"; }
-tests=$(grep -Eo '(All [0-9]+ tests passed|# All [0-9]+ tests passed)' "$work/autopkgtest.log" | xargs)
+tests=$(grep -Eo 'All [0-9]+ tests passed' "$work/autopkgtest.log" | grep -Eo '[0-9]+' | paste -sd/)
 grep -q "### End $major installcheck ###" "$work/autopkgtest.log" ||
 	{ tail -40 "$work/autopkgtest.log"; fail "autopkgtest did not run installcheck on $major"; }
-echo "ok - autopkgtest (pg_buildext installcheck) against the installed package: ${tests:-passed}"
+echo "ok - autopkgtest (pg_buildext installcheck) against the installed package: ${tests:-?} regress/isolation tests passed"
 echo "package: all checks passed"

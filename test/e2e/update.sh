@@ -41,9 +41,9 @@ for f in sql/shardid--*.sql; do
 done
 [ ${#olds[@]} -gt 0 ] || fail "no released install script in sql/"
 
-work=$(mktemp -d /tmp/shardid-update.XXXXXX)
-trap 'rm -rf "$work"; pg_stop_all' EXIT
 pg_start update
+work=$(mktemp -d /tmp/shardid-update.XXXXXX)
+trap 'rm -rf "$work"; pg_stop_all' EXIT	# after pg_start, which sets its own
 
 createdb fresh_db
 q -d fresh_db -c "CREATE EXTENSION shardid"
