@@ -38,7 +38,7 @@ cleanup() {
 	local rc=$?
 	pg_stop_all
 	if [ -n "$installed" ]; then
-		dpkg -r "$pkg" >/dev/null && echo "removed $pkg"
+		dpkg -r "$pkg" >"$work/dpkg-r.log" 2>&1 && echo "removed $pkg" || { cat "$work/dpkg-r.log"; echo "dpkg -r $pkg failed"; }
 		# put the checkout's build back for the suites that follow
 		make -C "$top" -s install PG_CONFIG="$pg_config" >/dev/null && echo "reinstalled the checkout's build"
 	fi
@@ -58,7 +58,7 @@ apt-get update -q >/dev/null
 	{ tail -30 "$work/build-dep.log"; fail "apt-get build-dep ./ failed"; }
 echo "ok - apt-get build-dep ./ installed the build dependencies"
 
-(cd "$src" && dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1) ||
+(cd "$src" && env -u DEB_BUILD_OPTIONS -u DEB_BUILD_PROFILES dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1) ||
 	{ tail -60 "$work/build.log"; fail "dpkg-buildpackage -us -uc -b failed (log: $work/build.log)"; }
 deb=$(ls "$work/${pkg}_${version}_"*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || fail "dpkg-buildpackage made no ${pkg}_${version}_*.deb: $(ls "$work")"

@@ -17,11 +17,21 @@ cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
 
-# Released scripts never change: a new release adds its line here.
+# Released scripts never change: each release adds its install script here
+# (and, from then on, the upgrade script that led to it).
 sha256sum --quiet -c - <<'EOF' || fail "a released install script changed (see above); released scripts are frozen"
 4c229c925e4af8b9dcac944cb78b5fb9f4167bf3cc4aebe4e5da9cf103218c87  sql/shardid--0.1.sql
 EOF
 echo "ok - released install scripts unchanged"
+
+# Every upgrade script refuses to run outside ALTER EXTENSION.
+for f in sql/shardid--*--*.sql; do
+	[ -e "$f" ] || continue
+	to=${f##*--}; to=${to%.sql}
+	head -n 20 "$f" | grep -qxF "\echo Use \"ALTER EXTENSION shardid UPDATE TO '$to'\" to load this file. \quit" ||
+		fail "$f lacks its guard line: \echo Use \"ALTER EXTENSION shardid UPDATE TO '$to'\" to load this file. \quit"
+done
+echo "ok - upgrade scripts start with their psql guard"
 
 new=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
 [ -n "$new" ] || fail "no default_version in shardid.control"
