@@ -11,7 +11,8 @@
 -- constraints, indexes, triggers, policies, options), views, sequences,
 -- types, comments, owners, privileges (expanded, PUBLIC and default ACLs
 -- made explicit) and pg_init_privs (what pg_dump treats as the extension's
--- own grants), and the extension's configuration tables for pg_dump.
+-- own grants; an entry equal to the default ACL counts as none, as pg_dump
+-- reads it), and the extension's configuration tables for pg_dump.
 -- No OIDs appear, so pictures of two databases compare with diff.
 --
 -- Run with psql -X -At -v ON_ERROR_STOP=1 -f; it creates one pg_temp function.
@@ -65,6 +66,7 @@ WITH ext AS (
            i.privtype, pg_temp.acl(i.initprivs, NULL, 0))
       FROM ext JOIN pg_namespace AS n ON n.oid = ext.extnamespace
       JOIN pg_init_privs AS i ON i.classoid = 'pg_namespace'::regclass AND i.objoid = n.oid
+     WHERE pg_temp.acl(i.initprivs, NULL, 0) <> pg_temp.acl(NULL, 'n', n.nspowner)
     UNION ALL
     -- membership, comments, initial privileges: every kind of member
     SELECT m.obj, 0, '', 'member' FROM m
@@ -80,6 +82,18 @@ WITH ext AS (
       FROM m JOIN pg_init_privs AS i ON i.classoid = m.classid AND i.objoid = m.objid
       LEFT JOIN pg_attribute AS a
         ON i.classoid = 'pg_class'::regclass AND a.attrelid = i.objoid AND a.attnum = i.objsubid
+      LEFT JOIN pg_class AS c ON i.classoid = 'pg_class'::regclass AND c.oid = i.objoid
+      LEFT JOIN pg_proc AS p ON i.classoid = 'pg_proc'::regclass AND p.oid = i.objoid
+      LEFT JOIN pg_type AS t ON i.classoid = 'pg_type'::regclass AND t.oid = i.objoid
+      LEFT JOIN pg_namespace AS n ON i.classoid = 'pg_namespace'::regclass AND n.oid = i.objoid
+     -- pg_dump takes a missing entry as the kind's default ACL: so does this
+     WHERE pg_temp.acl(i.initprivs, NULL, 0) <> CASE
+               WHEN i.objsubid <> 0 THEN '(none)'
+               WHEN c.oid IS NOT NULL THEN pg_temp.acl(NULL, CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END::"char", c.relowner)
+               WHEN p.oid IS NOT NULL THEN pg_temp.acl(NULL, 'f', p.proowner)
+               WHEN t.oid IS NOT NULL THEN pg_temp.acl(NULL, 'T', t.typowner)
+               WHEN n.oid IS NOT NULL THEN pg_temp.acl(NULL, 'n', n.nspowner)
+               ELSE '' END
     UNION ALL
     -- functions and procedures
     SELECT m.obj, 10, '', CASE WHEN p.prokind = 'a' THEN
