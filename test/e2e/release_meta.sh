@@ -3,7 +3,8 @@
 # JSON in the shape of the PGXN meta spec 1.0.0, its version is
 # shardid.control's default_version (0.2 -> 0.2.0), it provides the install
 # script of that version, its PostgreSQL prerequisite is debian/pgversions'
-# oldest major, and debian/changelog packages the same upstream version.
+# oldest major, debian/changelog packages the same upstream version, and
+# CHANGELOG.md has a section for it.
 # Needs no server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -14,6 +15,8 @@ ctl=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
 pgmin=$(grep -v '^#' debian/pgversions | sed -n 's/^\([0-9][0-9]*\)+$/\1/p')
 [ -n "$pgmin" ] || fail "debian/pgversions does not name the oldest major as NN+"
 deb=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' debian/changelog)
+grep -qE "^## ${ctl//./\\.}( |$)" CHANGELOG.md || fail "CHANGELOG.md has no section '## $ctl' for shardid.control's default_version"
+echo "ok - CHANGELOG.md has a section for $ctl"
 
 CTL=$ctl PGMIN=$pgmin DEB=$deb perl -MJSON::PP -e '
 use strict; use warnings;
