@@ -320,8 +320,10 @@ shardid_layout_changed(PG_FUNCTION_ARGS)
 {
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		elog(ERROR, "shardid_layout_changed: not called by trigger manager");
-	TriggerData *trigdata = (TriggerData *) fcinfo->context;
-
-	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	/*
+	 * Every relcache entry, not just layout_config's: that also drops cached
+	 * plans, which may hold decoder calls folded to constants (IMMUTABLE).
+	 */
+	CacheInvalidateRelcacheAll();
 	return PointerGetDatum(NULL);
 }
