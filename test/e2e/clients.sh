@@ -4,7 +4,8 @@
 # layout and under a configured one (in a second database), most above 2^53,
 # are written with their server-side decodes and short codes to a JSON
 # fixture, and both clients' own test suites run against it with Debian's
-# python3 and nodejs.
+# python3 and nodejs. Then the README's "From applications" examples run
+# with psycopg and node-postgres.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
@@ -13,7 +14,7 @@ source test/lib/e2e.sh
 # Debian's interpreters, not whatever else is first in PATH.
 PYTHON=/usr/bin/python3 NODE=/usr/bin/node
 need=()
-for p in python3 nodejs; do
+for p in python3 python3-psycopg nodejs node-pg; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -100,5 +101,40 @@ echo "--- node: $("$NODE" --version)"
 grep -q "^# skipped 0$" "$work/node.log" || { cat "$work/node.log"; fail "node fixture tests were skipped"; }
 grep -E "^# (tests|pass|fail)" "$work/node.log"
 echo "ok - js client agrees with the server"
+
+# The README's "From applications" examples: printed there as they are here,
+# and run against a table like the README's, with psycopg and node-postgres.
+for f in clients/python/example_app.py clients/js/example-app.mjs; do
+	"$PYTHON" -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open("README.md").read())' "$f" ||
+		fail "README.md does not show $f as it is"
+done
+echo "ok - README.md shows both examples as tested"
+q -d default_db -c "CREATE SEQUENCE public.photos_gen AS bigint" \
+	-c "CREATE TABLE public.photos (id bigint PRIMARY KEY DEFAULT shardid.next_id(5, 'public.photos_gen'), caption text)"
+# expected OUTPUT-FORMAT ID — the example's first line, from the server's decode of ID
+expected() {
+	q -d default_db -v id="$2" -v fmt="$1" <<'SQL'
+SELECT format(:'fmt', id, to_char(shardid.id_time(id) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS'),
+              shardid.id_shard(id), shardid.to_shortcode(id))
+  FROM public.photos WHERE id = :'id'::bigint AND caption = 'dog'
+SQL
+}
+out=$(cd clients/python && PGDATABASE=default_db "$PYTHON" example_app.py) || fail "python example: $out"
+id=$(echo "$out" | sed -n '1s/^{"id": "\([0-9]*\)".*/\1/p')
+want=$(printf '%s\n%s' "$(expected '{"id": "%s", "created_at": "%s+00:00", "shard": %s, "url": "/p/%s"}' "$id")" \
+	"{\"id\": \"$id\", \"caption\": \"dog\"}")
+[ -n "$id" ] && [ "$out" = "$want" ] || fail "python example printed '$out', expected '$want'"
+echo "ok - python example (psycopg $("$PYTHON" -c 'import psycopg; print(psycopg.__version__)')): $(echo "$out" | head -1)"
+
+# node-postgres is an ES module import: give the copy a node_modules/pg, as npm would
+mkdir -p "$work/js/node_modules"
+cp clients/js/*.mjs clients/js/package.json "$work/js/"
+ln -s /usr/share/nodejs/pg "$work/js/node_modules/pg"
+out=$(cd "$work/js" && PGDATABASE=default_db "$NODE" example-app.mjs) || fail "node example: $out"
+id=$(echo "$out" | sed -n '1s/^{"id":"\([0-9]*\)".*/\1/p')
+want=$(printf '%s\n%s' "$(expected '{"id":"%s","createdAt":"%sZ","shard":%s,"url":"/p/%s"}' "$id")" \
+	"{\"id\":\"$id\",\"caption\":\"dog\"}")
+[ -n "$id" ] && [ "$out" = "$want" ] || fail "node example printed '$out', expected '$want'"
+echo "ok - node example (node-postgres): $(echo "$out" | head -1)"
 
 echo "clients: all checks passed"
