@@ -22,6 +22,10 @@ if [ ${#need[@]} -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+for bin in "$PYTHON" "$NODE"; do
+	dpkg -S "$(readlink -f "$bin")" >/dev/null 2>&1 || fail "$bin is not from a Debian package"
+done
+
 pg_start clients
 work=$(mktemp -d /tmp/shardid-clients.XXXXXX)
 trap 'pg_stop_all; rm -rf "$work"' EXIT
