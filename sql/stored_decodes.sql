@@ -13,6 +13,21 @@ CREATE EXTENSION shardid;
 
 SELECT shardid.configure('2020-01-01+00', 12, 11) IS NOT NULL AS configured;
 
+-- Cached plans hold decoder calls folded to constants; a new layout drops
+-- them, also those that read no table.
+PREPARE folded AS SELECT shardid.time_to_id('2024-01-01+00') AS first_id_2024;
+CREATE FUNCTION public.first_id_2024() RETURNS bigint LANGUAGE plpgsql
+    AS $$ BEGIN RETURN shardid.time_to_id('2024-01-01+00'); END $$;
+EXECUTE folded;
+SELECT public.first_id_2024();
+SELECT shardid.configure('2021-01-01+00', 12, 11) IS NOT NULL AS configured;
+EXECUTE folded;
+SELECT public.first_id_2024();
+SELECT shardid.configure('2020-01-01+00', 12, 11) IS NOT NULL AS configured;
+EXECUTE folded;
+DEALLOCATE folded;
+DROP FUNCTION public.first_id_2024();
+
 -- Expression indexes and generated columns on id_time(id) and id_shard(id).
 CREATE TABLE public.posts (
     id bigint PRIMARY KEY,
