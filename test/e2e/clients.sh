@@ -100,7 +100,7 @@ tail -3 "$work/python.log"
 echo "ok - python client agrees with the server"
 
 echo "--- node: $("$NODE" --version)"
-(cd clients/js && "$NODE" --test shardid-ids.test.mjs) > "$work/node.log" 2>&1 ||
+(cd clients/js && "$NODE" --test --test-reporter=tap shardid-ids.test.mjs) > "$work/node.log" 2>&1 ||
 	{ cat "$work/node.log"; fail "node client tests"; }
 grep -q "^# skipped 0$" "$work/node.log" || { cat "$work/node.log"; fail "node fixture tests were skipped"; }
 grep -E "^# (tests|pass|fail)" "$work/node.log"
