@@ -16,11 +16,19 @@
  * a backend marking the sequence while configure() runs reads the layout
  * after configure() commits, because it reads with a fresh snapshot and
  * its AccessShareLock waits for configure()'s lock.
+ *
+ * next_id() refuses to run in a transaction that changed the layout (the
+ * trigger remembers the transaction; a row written by it is noticed too):
+ * if that transaction rolled back, the generator state would be left in
+ * the units of a layout that never existed.
  */
 #include "shardid_pg.h"
+#include "compat.h"
 
 extern "C" {
 #include "access/htup_details.h"
+#include "access/transam.h"
+#include "access/xact.h"
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -43,6 +51,12 @@ static bool layout_valid = false;
 static bool layout_marked = false;
 static Oid	layout_table_oid = InvalidOid;
 static bool callback_registered = false;
+
+/* The layout row cached was written by the current transaction. */
+static bool layout_uncommitted = false;
+
+/* The transaction (local id) that last changed layout_config here. */
+static LocalTransactionId layout_changed_lxid = InvalidLocalTransactionId;
 
 /* Forgets the cached layout; the next current_layout() reads it again. */
 static void
@@ -92,9 +106,12 @@ load_layout(void)
 	shardid::Layout layout = shardid::kDefaultLayout;
 	HeapTuple	tup;
 	int			rows = 0;
+	bool		uncommitted = false;
 
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
+		if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
+			uncommitted = true;
 		Datum		values[4];
 		bool		nulls[4];
 
@@ -122,8 +139,21 @@ load_layout(void)
 				 errmsg("shardid.layout_config holds %d rows, expected at most one", rows)));
 
 	cached_layout = layout;
+	layout_uncommitted = uncommitted;
 	layout_table_oid = relid;
 	layout_valid = true;
+}
+
+/* Refuses to generate with a layout this transaction changed. */
+static void
+refuse_uncommitted_layout(void)
+{
+	if (layout_changed_lxid == SHARDID_MY_LXID() || (layout_valid && layout_uncommitted))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("next_id() cannot run in the transaction that changed the layout"),
+				 errdetail("Were the transaction rolled back, generators would keep states in the units of a layout that never took effect."),
+				 errhint("Commit the configure() first, then call next_id() in a new transaction.")));
 }
 
 const shardid::Layout &
@@ -139,6 +169,9 @@ generator_layout(void)
 {
 	if (unlikely(!layout_marked))
 	{
+		refuse_uncommitted_layout();
+		load_layout();
+		refuse_uncommitted_layout();
 		DirectFunctionCall1(nextval_oid, ObjectIdGetDatum(shardid_relation_oid("ids_issued")));
 		load_layout();
 		layout_marked = true;
@@ -322,6 +355,8 @@ shardid_layout_changed(PG_FUNCTION_ARGS)
 		elog(ERROR, "shardid_layout_changed: not called by trigger manager");
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 
+	layout_changed_lxid = SHARDID_MY_LXID();
+	forget_layout();
 	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
 	return PointerGetDatum(NULL);
 }
