@@ -53,11 +53,13 @@ CREATE TABLE shardid.layout_config (
 );
 SELECT pg_catalog.pg_extension_config_dump('shardid.layout_config', '');
 
--- Called (nextval) by the first next_id() of each backend: once it has a
--- value, IDs exist and the layout is frozen. Dumped so a restore stays frozen.
+-- Advanced by the first ID each backend issues (from C, bypassing
+-- privileges): once it has a value, IDs exist and the layout is frozen.
+-- Readable by everyone (layout() reports it), advanced by no ordinary role.
+-- Dumped so a restore stays frozen.
 CREATE SEQUENCE shardid.ids_issued AS bigint;
 SELECT pg_catalog.pg_extension_config_dump('shardid.ids_issued', '');
-GRANT USAGE ON SEQUENCE shardid.ids_issued TO PUBLIC;
+GRANT SELECT ON SEQUENCE shardid.ids_issued TO PUBLIC;
 
 CREATE FUNCTION shardid._layout_changed() RETURNS trigger
     LANGUAGE c AS 'MODULE_PATHNAME', 'shardid_layout_changed';
@@ -105,7 +107,7 @@ BEGIN
         RAISE EXCEPTION 'the layout cannot change: IDs have already been issued'
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Changing the layout would make old and new IDs collide or decode wrongly.',
-                  HINT = 'Configure the layout in a new database before the first next_id() call.';
+                  HINT = 'Keep this layout (shardid.layout() shows it), or create a new database, run configure() there before its first next_id() call, and move the data.';
     END IF;
     INSERT INTO shardid.layout_config AS c (singleton, epoch_ms, shard_bits, seq_bits)
         VALUES (true, new_epoch_ms, configure.shard_bits, configure.seq_bits)
@@ -139,7 +141,7 @@ GRANT USAGE ON SCHEMA shardid TO PUBLIC;
 COMMENT ON TABLE shardid.layout_config IS
     'The ID layout of this database (empty: Instagram''s default). Change it with shardid.configure().';
 COMMENT ON SEQUENCE shardid.ids_issued IS
-    'Marker: called once IDs have been issued; from then on the layout is frozen.';
+    'Marker: advanced by next_id() once an ID has been issued; from then on the layout is frozen. Readable by PUBLIC, advanced by no ordinary role.';
 COMMENT ON FUNCTION shardid._layout_changed() IS
     'Trigger: tells every backend to reread shardid.layout_config.';
 COMMENT ON FUNCTION shardid._check_layout(timestamptz, integer, integer) IS

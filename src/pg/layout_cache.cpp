@@ -9,13 +9,15 @@
  * configure() and a restore's COPY alike.
  *
  * The layout may not change once a generator has issued an ID. The marker
- * is the sequence shardid.ids_issued: the first next_id() of a backend
- * calls nextval() on it (non-transactional and WAL-logged, so an aborted
- * transaction still counts), and only then reads the layout it will use.
- * configure() locks layout_config and refuses once ids_issued is_called;
- * a backend marking the sequence while configure() runs reads the layout
- * after configure() commits, because it reads with a fresh snapshot and
- * its AccessShareLock waits for configure()'s lock.
+ * is the sequence shardid.ids_issued: when the first next_id() of a backend
+ * has passed every check and is about to issue, it advances the marker
+ * (non-transactional and WAL-logged, so an aborted transaction still
+ * counts; from C, so ordinary roles need no privilege on the marker and
+ * cannot advance it themselves), rereads the layout and starts over with
+ * it. configure() locks layout_config and refuses once ids_issued
+ * is_called; a backend marking the sequence while configure() runs reads
+ * the layout after configure() commits, because it reads with a fresh
+ * snapshot and its AccessShareLock waits for configure()'s lock.
  *
  * next_id() refuses to run in a transaction that changed the layout (the
  * trigger remembers the transaction; a row written by it is noticed too):
@@ -33,6 +35,7 @@ extern "C" {
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "commands/sequence.h"
 #include "commands/trigger.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
@@ -164,19 +167,26 @@ current_layout(void)
 	return cached_layout;
 }
 
-const shardid::Layout &
-generator_layout(void)
+bool
+generator_layout(shardid::Layout *layout)
 {
 	if (unlikely(!layout_marked))
 	{
 		refuse_uncommitted_layout();
 		load_layout();
 		refuse_uncommitted_layout();
-		DirectFunctionCall1(nextval_oid, ObjectIdGetDatum(shardid_relation_oid("ids_issued")));
-		load_layout();
-		layout_marked = true;
 	}
-	return cached_layout;
+	*layout = cached_layout;
+	return layout_marked;
+}
+
+void
+mark_layout_in_use(void)
+{
+	(void) nextval_internal(shardid_relation_oid("ids_issued"), false);
+	load_layout();
+	refuse_uncommitted_layout();
+	layout_marked = true;
 }
 
 int64

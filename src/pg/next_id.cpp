@@ -233,7 +233,11 @@ shardid_next_id(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("shardid.next_id()");
 	PreventCommandIfParallelMode("shardid.next_id()");
 
-	const shardid::Layout &layout = generator_layout();
+	shardid::Layout layout;
+	bool		marked;
+
+restart:
+	marked = generator_layout(&layout);
 
 	if (shard < 0 || shard > layout.max_shard())
 		report_layout_status(shardid::Status::shard_out_of_range, layout, shard);
@@ -285,6 +289,20 @@ shardid_next_id(PG_FUNCTION_ARGS)
 							timestamptz_to_str(unix_ms_to_timestamptz(layout.last_ms()))),
 					 errdetail("With %d time bits no later ID can be represented.", layout.time_bits()),
 					 errhint("A new layout (configure() in a new database) is needed to go on.")));
+		}
+
+		/*
+		 * Every check has passed: the first ID of this backend marks the
+		 * layout in use (so configure() refuses from now on), then starts
+		 * over with the layout reread after marking, checks included.
+		 */
+		if (unlikely(!marked))
+		{
+			UnlockReleaseBuffer(buf);
+			relation_close(rel, NoLock);
+			mark_layout_in_use();
+			forget_checked_sequences((Datum) 0, 0, 0);
+			goto restart;
 		}
 
 		int64		logged = seq->is_called ? state + seq->log_cnt : 0;
