@@ -12,6 +12,7 @@ use strict;
 use warnings;
 
 use File::Basename qw(dirname);
+use File::Spec;
 use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -32,7 +33,9 @@ unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
 my $node = PostgreSQL::Test::Cluster->new('clock');
 $node->init;
 $node->append_conf('postgresql.conf', "log_statement = none\n");
-my $offset_file = $node->basedir . '/faketime.rc';
+# Absolute: the server runs in its data directory, and basedir is relative
+# on some majors (17).
+my $offset_file = File::Spec->rel2abs($node->basedir . '/faketime.rc');
 
 # Sets the server's clock offset, in libfaketime's syntax ("+0", "-3600").
 sub set_offset

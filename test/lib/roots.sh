@@ -1,0 +1,99 @@
+# test/lib/roots.sh — Debian root filesystems that carry other PostgreSQL
+# majors for the version matrix. Source it; it defines:
+#
+#   root_suite MAJOR      the Debian suite whose archive has that major
+#   root_dir MAJOR        where its root lives (cached across runs)
+#   root_ensure MAJOR     debootstrap the root once, with this machine's own
+#                         Debian mirror (read from its apt sources)
+#   root_enter MAJOR      mount /proc and bind /dev into the root; they are
+#                         unmounted by root_leave_all (an EXIT trap)
+#   root_run MAJOR CMD... run a command inside the entered root
+#   root_leave_all
+#
+# The host is Debian 12 with PostgreSQL 15; 17 comes from trixie and 18
+# from forky. Release files of a testing suite can be past Valid-Until, so
+# apt inside a root does not check it.
+
+SHARDID_ROOTS=${SHARDID_ROOTS:-/var/cache/shardid/roots}
+SHARDID_ENTERED=()
+
+root_suite() {
+	case "$1" in
+		17) echo trixie ;;
+		18) echo forky ;;
+		*) echo "no Debian root carries PostgreSQL $1" >&2; return 1 ;;
+	esac
+}
+
+root_dir() {
+	local suite
+	suite=$(root_suite "$1") || return 1
+	echo "$SHARDID_ROOTS/$suite"
+}
+
+# The Debian archive this machine's apt uses (deb822 .sources or one-line
+# sources.list); never a host name written into the repository.
+host_debian_mirror() {
+	local uri
+	uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		awk '/^URIs:/ { for (i = 2; i <= NF; i++) print $i }' |
+		grep -E '/debian/?$' | head -n 1)
+	if [ -z "$uri" ]; then
+		uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+			awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/) { print $i; break } }' |
+			grep -E '/debian/?$' | head -n 1)
+	fi
+	[ -n "$uri" ] || { echo "no Debian mirror in /etc/apt/sources*" >&2; return 1; }
+	echo "${uri%/}"
+}
+
+root_ensure() {
+	local major=$1 suite dir mirror script=()
+	suite=$(root_suite "$major") || return 1
+	dir=$(root_dir "$major")
+	if [ ! -e "$dir/.shardid-bootstrapped" ]; then
+		command -v debootstrap >/dev/null ||
+			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null; } ||
+			return 1
+		mirror=$(host_debian_mirror) || return 1
+		# bookworm's debootstrap knows trixie; later suites use sid's script
+		[ -e "/usr/share/debootstrap/scripts/$suite" ] || script=(/usr/share/debootstrap/scripts/sid)
+		echo "debootstrap $suite into $dir (PostgreSQL $major)"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		debootstrap --variant=minbase "$suite" "$dir" "$mirror" "${script[@]}" >"$dir.debootstrap.log" 2>&1 ||
+			{ tail -n 20 "$dir.debootstrap.log" >&2; return 1; }
+		touch "$dir/.shardid-bootstrapped"
+	fi
+	printf 'Acquire::Check-Valid-Until "false";\nAPT::Install-Recommends "false";\n' \
+		>"$dir/etc/apt/apt.conf.d/90shardid"
+	cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+}
+
+root_enter() {
+	local dir
+	dir=$(root_dir "$1") || return 1
+	SHARDID_ENTERED+=("$dir")
+	trap root_leave_all EXIT
+	mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc" || return 1
+	if ! mountpoint -q "$dir/dev"; then
+		mount --rbind /dev "$dir/dev" && mount --make-rslave "$dir/dev" || return 1
+	fi
+}
+
+root_run() {
+	local dir
+	dir=$(root_dir "$1") || return 1
+	shift
+	chroot "$dir" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+
+root_leave_all() {
+	local dir
+	for dir in "${SHARDID_ENTERED[@]}"; do
+		mountpoint -q "$dir/dev" && umount -R "$dir/dev"
+		mountpoint -q "$dir/proc" && umount "$dir/proc"
+	done
+	SHARDID_ENTERED=()
+}
