@@ -79,6 +79,35 @@ static CheckedSequence checked[kCheckedSlots];
 static int	next_slot = 0;
 static bool callbacks_registered = false;
 
+/*
+ * The lead ceiling of each generator this backend used lately (see
+ * generator.hpp): 0 while the generator is within shardid.max_drift.
+ * Losing an entry is safe (the next step starts again from the lead it
+ * sees), so a few slots, reused in turn, are enough.
+ */
+struct DriftCeiling
+{
+	Oid			relid;
+	int64		lead_ms;
+};
+
+static DriftCeiling ceilings[kCheckedSlots];
+static int	next_ceiling = 0;
+
+/* The lead ceiling slot of a generator, claiming one if it has none. */
+static int64 *
+lead_ceiling(Oid relid)
+{
+	for (auto &slot : ceilings)
+		if (slot.relid == relid)
+			return &slot.lead_ms;
+	DriftCeiling &slot = ceilings[next_ceiling];
+
+	next_ceiling = (next_ceiling + 1) % kCheckedSlots;
+	slot = DriftCeiling{relid, 0};
+	return &slot.lead_ms;
+}
+
 /* Cache callback: forget every check (invalidations are rare). */
 static void
 forget_checked_sequences(Datum, int, uint32)
@@ -91,6 +120,9 @@ forget_checked_sequences(Datum, int, uint32)
 static void
 forget_checked_relation(Datum arg, Oid relid)
 {
+	for (auto &slot : ceilings)
+		if (relid == InvalidOid || slot.relid == relid)
+			slot = DriftCeiling{InvalidOid, 0};
 	for (auto &slot : checked)
 		if (relid == InvalidOid || slot.relid == relid)
 		{
@@ -244,6 +276,7 @@ restart:
 
 	Relation	rel = open_generator(relid, layout);
 	bool		needs_wal = RelationNeedsWAL(rel);
+	int64	   *ceiling = lead_ceiling(relid);
 
 	for (;;)
 	{
@@ -257,11 +290,11 @@ restart:
 		 * The clock is read under the lock: a reading taken before waiting
 		 * for the lock could be older than the state by more than the drift
 		 * cap, and next_step would take it for a clock stepped back and
-		 * stop enforcing the cap for the rest of the burst.
+		 * raise the generator's lead ceiling past the cap.
 		 */
 		int64		now_ms = now_unix_ms();
 		shardid::Step step = shardid::next_step(layout, state, now_ms, shard,
-												shardid_max_drift_ms);
+												shardid_max_drift_ms, ceiling);
 
 		if (step.kind == shardid::Step::Kind::wait)
 		{
