@@ -465,6 +465,9 @@ AS $$
 DECLARE
     nsp name;
 BEGIN
+    IF shard IS NULL THEN
+        RAISE EXCEPTION 'shard must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     PERFORM shardid._check_registry_privileges('detach shards', false);
     DELETE FROM shardid.shard_registry AS s WHERE s.shard OPERATOR(pg_catalog.=) detach_shard.shard
         RETURNING s.schema_name INTO nsp;
@@ -611,21 +614,20 @@ BEGIN
 END
 $$;
 
--- The registered shards and the state of their generators.
+-- The registered shards and the state of their generators. A state
+-- outside the layout (negative, or past its last state: the sequence was
+-- set there by hand or restored from another layout) is not decoded.
 CREATE VIEW shardid.shards AS
 SELECT r.shard,
        r.schema_name AS schema,
        g.seq AS sequence,
-       CASE WHEN st.state IS NOT NULL THEN
-           ((st.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog.<<) (l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits))
-           OPERATOR(pg_catalog.|) (r.shard::bigint OPERATOR(pg_catalog.<<) l.seq_bits)
-           OPERATOR(pg_catalog.|) (st.state OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1))
-       END AS last_id,
-       l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (st.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0) AS last_time,
-       CASE WHEN st.state IS NOT NULL THEN
-           GREATEST(l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (st.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0)
-                    OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp(),
-                    '0'::interval)
+       ((st.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog.<<) (l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits))
+       OPERATOR(pg_catalog.|) (r.shard::bigint OPERATOR(pg_catalog.<<) l.seq_bits)
+       OPERATOR(pg_catalog.|) (st.state OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1))
+           AS last_id,
+       st.time AS last_time,
+       CASE WHEN st.time IS NOT NULL THEN
+           GREATEST(st.time OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp(), '0'::interval)
        END AS drift
   FROM shardid.shard_registry AS r
  CROSS JOIN shardid.layout() AS l
@@ -636,7 +638,12 @@ SELECT r.shard,
                               WHERE n.nspname OPERATOR(pg_catalog.=) r.sequence_schema
                                 AND c.relname OPERATOR(pg_catalog.=) r.sequence_name)::regclass AS seq) AS g
  CROSS JOIN LATERAL (SELECT CASE WHEN g.seq IS NOT NULL AND pg_catalog.has_sequence_privilege(g.seq, 'SELECT, USAGE')
-                                 THEN pg_catalog.pg_sequence_last_value(g.seq) END AS state) AS st;
+                                 THEN pg_catalog.pg_sequence_last_value(g.seq) END AS raw_state) AS raw
+ CROSS JOIN LATERAL (SELECT v.state,
+                            l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (v.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0) AS time
+                       FROM (SELECT CASE WHEN raw.raw_state OPERATOR(pg_catalog.>=) 0
+                                          AND raw.raw_state OPERATOR(pg_catalog.<=) (9223372036854775807 OPERATOR(pg_catalog.>>) l.shard_bits)
+                                         THEN raw.raw_state END AS state) AS v) AS st;
 GRANT SELECT ON shardid.shards TO PUBLIC;
 
 
@@ -645,7 +652,7 @@ COMMENT ON TABLE shardid.shard_registry IS
 COMMENT ON TABLE shardid.sharded_tables IS
     'Tables created in every shard by create_table(): name, template, id column, creation order.';
 COMMENT ON VIEW shardid.shards IS
-    'Registered shards with their generator state: last issued ID and time, and how far the generator runs ahead of the clock (drift). NULL state: no ID yet, or no SELECT/USAGE on the sequence.';
+    'Registered shards with their generator state: last issued ID and time, and how far the generator runs ahead of the clock (drift). NULL state: no ID yet, no SELECT/USAGE on the sequence, or a state outside the layout (negative, or past its end).';
 COMMENT ON FUNCTION shardid._shard_schema_name(integer) IS
     'The schema name create_shard() uses for a shard: shard_ and the number zero-padded to 4 digits (more if the layout has more shards).';
 COMMENT ON FUNCTION shardid._check_shard(integer) IS

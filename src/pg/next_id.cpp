@@ -315,6 +315,16 @@ restart:
 								timestamptz_to_str(unix_ms_to_timestamptz(now_ms))),
 						 errdetail("IDs start at %s.",
 								   timestamptz_to_str(unix_ms_to_timestamptz(layout.epoch_ms)))));
+			if (state > shardid::max_state(layout))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("generator \"%s\" holds state %lld, past the last state of this layout (%lld)",
+								RelationGetRelationName(rel), (long long) state,
+								(long long) shardid::max_state(layout)),
+						 errdetail("The sequence was set beyond what the layout can hold (setval, ALTER SEQUENCE RESTART, or a restore from a database with another layout)."),
+						 errhint("setval() it to the state of its largest issued ID: (id >> %d) << %d | (id & %lld).",
+								 layout.shard_bits + layout.seq_bits, layout.seq_bits,
+								 (long long) layout.max_seq())));
 			ereport(ERROR,
 					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 					 errmsg("generator \"%s\" has run out of time: the layout ends at %s",
