@@ -109,6 +109,7 @@ BEGIN
                   DETAIL = 'Changing the layout would make old and new IDs collide or decode wrongly.',
                   HINT = 'Keep this layout (shardid.layout() shows it), or create a new database, run configure() there before its first next_id() call, and move the data.';
     END IF;
+    PERFORM shardid._refuse_stored_decodes(new_epoch_ms, configure.shard_bits, configure.seq_bits);
     INSERT INTO shardid.layout_config AS c (singleton, epoch_ms, shard_bits, seq_bits)
         VALUES (true, new_epoch_ms, configure.shard_bits, configure.seq_bits)
         ON CONFLICT (singleton) DO UPDATE
@@ -119,18 +120,21 @@ END
 $$;
 REVOKE ALL ON FUNCTION shardid.configure(timestamptz, integer, integer) FROM PUBLIC;
 
+-- The decoders are IMMUTABLE so indexes, generated columns and constraints
+-- can use them: the layout they read changes only while nothing stores
+-- their results (configure() checks shardid.stored_decodes, 05_stored_decodes.sql).
 CREATE FUNCTION shardid.id_time(id bigint) RETURNS timestamptz
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_time';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_time';
 CREATE FUNCTION shardid.id_shard(id bigint) RETURNS integer
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_shard';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_shard';
 CREATE FUNCTION shardid.id_seq(id bigint) RETURNS integer
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_seq';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_seq';
 CREATE FUNCTION shardid.id_decode(id bigint, OUT ts timestamptz, OUT shard integer, OUT seq integer)
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_decode';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_decode';
 CREATE FUNCTION shardid.make_id(ts timestamptz, shard integer, seq integer) RETURNS bigint
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_make_id';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_make_id';
 CREATE FUNCTION shardid.time_to_id(ts timestamptz) RETURNS bigint
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_time_to_id';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_time_to_id';
 CREATE FUNCTION shardid.to_shortcode(id bigint) RETURNS text
     LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_to_shortcode';
 CREATE FUNCTION shardid.from_shortcode(code text) RETURNS bigint

@@ -35,6 +35,7 @@ extern "C" {
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
 #include "commands/sequence.h"
 #include "commands/trigger.h"
 #include "funcapi.h"
@@ -43,6 +44,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(shardid_layout);
 PG_FUNCTION_INFO_V1(shardid_check_layout);
@@ -357,6 +359,31 @@ shardid_check_layout(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(epoch_ms);
 }
 
+/*
+ * Drops every cached plan in every backend (at commit): the decoders are
+ * IMMUTABLE, so plans hold their results folded to constants, and plans
+ * that read no table are not reset by a relcache invalidation. Any change
+ * of a pg_namespace row makes each backend's plan cache reset itself, so
+ * this sends one for the shardid schema's (unchanged) row.
+ */
+static void
+invalidate_cached_plans(void)
+{
+	Oid			nsp = get_namespace_oid("shardid", true);
+
+	if (!OidIsValid(nsp))
+		return;
+	Relation	rel = table_open(NamespaceRelationId, AccessShareLock);
+	HeapTuple	tup = SearchSysCacheCopy1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+
+	if (HeapTupleIsValid(tup))
+	{
+		CacheInvalidateHeapTuple(rel, tup, NULL);
+		heap_freetuple(tup);
+	}
+	table_close(rel, AccessShareLock);
+}
+
 /* Statement trigger on layout_config: tell every backend to reread it. */
 extern "C" Datum
 shardid_layout_changed(PG_FUNCTION_ARGS)
@@ -368,5 +395,6 @@ shardid_layout_changed(PG_FUNCTION_ARGS)
 	layout_changed_lxid = SHARDID_MY_LXID();
 	forget_layout();
 	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	invalidate_cached_plans();
 	return PointerGetDatum(NULL);
 }
