@@ -2,7 +2,7 @@
 --
 -- A logical shard is a schema (shard_0005) holding one generator sequence
 -- (shard_0005.id_seq) and a copy of every sharded table, whose id column
--- defaults to shardid.next_id(5, 'shard_0005.id_seq'). One generator per
+-- defaults to shardid.next_id(5, 'shard_0005.id_seq'::regclass). One generator per
 -- shard makes IDs unique across every table of the shard, and the shard
 -- field makes them unique across shards.
 --
