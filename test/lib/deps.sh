@@ -11,7 +11,8 @@ SHARDID_PG=${SHARDID_PG:-15}
 shardid_deps() {
 	echo build-essential "postgresql-$SHARDID_PG" "postgresql-server-dev-$SHARDID_PG" \
 		"postgresql-$SHARDID_PG-pgtap" "postgresql-$SHARDID_PG-plproxy" \
-		libtap-parser-sourcehandler-pgtap-perl libipc-run-perl faketime libgtest-dev gnuplot-nox
+		libtap-parser-sourcehandler-pgtap-perl libipc-run-perl faketime libgtest-dev gnuplot-nox \
+		python3 python3-psycopg nodejs node-pg
 }
 
 install_deps() {
