@@ -174,7 +174,7 @@ SELECT shardid.next_id(0, 'ended_gen');
 SELECT shardid.make_id('1971-02-02 16:22:18.367+00', 16383, 16383) AS last_id;
 SELECT shardid.make_id('1971-02-02 16:22:18.368+00', 0, 0);
 \echo :LAST_ERROR_SQLSTATE
--- the failed call still froze the layout
+-- the failed call issued nothing, so the layout is not frozen
 SELECT in_use FROM shardid.layout();
 SELECT is_called FROM ended_gen;
 

@@ -1,8 +1,558 @@
 -- shardid 0.1 -> 0.2: ALTER EXTENSION shardid UPDATE TO '0.2'.
 -- Everything this script creates or changes is also in sql/install/*.sql,
--- the 0.2 install script; test/update checks that both give the same objects.
+-- the 0.2 install script; test/e2e/update.sh checks that both give the same objects.
 
 \echo Use "ALTER EXTENSION shardid UPDATE TO '0.2'" to load this file. \quit
+
+-- sync_generators(): generators raised above rows copied in without them (issue 12)
+CREATE FUNCTION shardid.sync_generators() RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    l          shardid.layout_report := shardid.layout();
+    time_shift integer := l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits;
+    seq_mask   bigint := (1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1;
+    g          record;
+    col        record;
+    min_id     bigint;
+    max_id     bigint;
+    target     bigint;
+    wanted     bigint;
+    cur_value  bigint;
+    cur_called boolean;
+    raised     integer := 0;
+BEGIN
+    -- Every generator named in a column DEFAULT that calls next_id(): the
+    -- DEFAULT depends on the function and on its sequence (a regclass
+    -- constant), so the catalog finds them without the shard registry.
+    FOR g IN
+        SELECT DISTINCT sdep.refobjid AS seq, sq.seqtypid
+          FROM pg_catalog.pg_attrdef AS d
+          JOIN pg_catalog.pg_depend AS fdep
+            ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+           AND fdep.objid OPERATOR(pg_catalog.=) d.oid
+           AND fdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+           AND fdep.refobjid OPERATOR(pg_catalog.=) 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
+          JOIN pg_catalog.pg_depend AS sdep
+            ON sdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+           AND sdep.objid OPERATOR(pg_catalog.=) d.oid
+           AND sdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+          JOIN pg_catalog.pg_sequence AS sq ON sq.seqrelid OPERATOR(pg_catalog.=) sdep.refobjid
+         ORDER BY 1
+    LOOP
+        -- ALTER SEQUENCE (to the type it has: no change) locks out next_id()
+        -- on this generator until the transaction ends, so no ID is issued
+        -- between reading its state and raising it.
+        EXECUTE pg_catalog.format('ALTER SEQUENCE %s AS %s', g.seq::pg_catalog.regclass,
+                                  pg_catalog.format_type(g.seqtypid, NULL));
+        wanted := NULL;
+        FOR col IN
+            SELECT d.adrelid::pg_catalog.regclass AS tbl, a.attname,
+                   pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
+                                        '^shardid\.next_id\((-?[0-9]+),')::integer AS shard
+              FROM pg_catalog.pg_attrdef AS d
+              JOIN pg_catalog.pg_attribute AS a
+                ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid AND a.attnum OPERATOR(pg_catalog.=) d.adnum
+              JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) d.adrelid
+              JOIN pg_catalog.pg_depend AS fdep
+                ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+               AND fdep.objid OPERATOR(pg_catalog.=) d.oid
+               AND fdep.refobjid OPERATOR(pg_catalog.=) 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
+              JOIN pg_catalog.pg_depend AS sdep
+                ON sdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+               AND sdep.objid OPERATOR(pg_catalog.=) d.oid
+               AND sdep.refobjid OPERATOR(pg_catalog.=) g.seq
+             WHERE t.relkind IN ('r', 'p') AND NOT a.attisdropped
+             ORDER BY 1, 2
+        LOOP
+            -- min() and max() of an indexed column are two index lookups
+            EXECUTE pg_catalog.format('SELECT min(%1$I), max(%1$I) FROM %2$s', col.attname, col.tbl)
+                INTO min_id, max_id;
+            CONTINUE WHEN max_id IS NULL;
+            IF min_id OPERATOR(pg_catalog.<) 0 THEN
+                RAISE EXCEPTION 'column "%" of table "%" holds a negative ID', col.attname, col.tbl
+                    USING ERRCODE = 'invalid_parameter_value',
+                          DETAIL = pg_catalog.format('For example %s. IDs of this layout are positive 63-bit values.', min_id);
+            END IF;
+            IF col.shard IS NOT NULL AND shardid.id_shard(max_id) OPERATOR(pg_catalog.<>) col.shard THEN
+                RAISE EXCEPTION 'the largest ID of "%"."%" is not of shard %', col.tbl, col.attname, col.shard
+                    USING ERRCODE = 'object_not_in_prerequisite_state',
+                          DETAIL = pg_catalog.format('ID %s decodes to shard %s under this layout (%s shard bits, %s seq bits); the column DEFAULT issues shard %s.',
+                                                     max_id, shardid.id_shard(max_id), l.shard_bits, l.seq_bits, col.shard),
+                          HINT = 'Configure this database with the layout the IDs were made with (shardid.layout() on their server).';
+            END IF;
+            -- The generator state whose ID is max_id. Without a literal
+            -- shard in the DEFAULT, the whole millisecond of max_id is
+            -- skipped: IDs of lower shards may hold higher counters.
+            target := ((max_id OPERATOR(pg_catalog.>>) time_shift) OPERATOR(pg_catalog.<<) l.seq_bits)
+                      OPERATOR(pg_catalog.|)
+                      CASE WHEN col.shard IS NULL THEN seq_mask
+                           ELSE max_id OPERATOR(pg_catalog.&) seq_mask END;
+            wanted := GREATEST(wanted, target);
+        END LOOP;
+        CONTINUE WHEN wanted IS NULL;
+        EXECUTE pg_catalog.format('SELECT last_value, is_called FROM %s', g.seq::pg_catalog.regclass)
+            INTO cur_value, cur_called;
+        IF NOT cur_called OR cur_value OPERATOR(pg_catalog.<) wanted THEN
+            PERFORM pg_catalog.setval(g.seq::pg_catalog.regclass, wanted, true);
+            raised := raised OPERATOR(pg_catalog.+) 1;
+        END IF;
+    END LOOP;
+    RETURN raised;
+END
+$$;
+
+COMMENT ON FUNCTION shardid.sync_generators() IS
+    'Raises every generator named in a column DEFAULT shardid.next_id(shard, seq) to at least the state of the largest ID in the columns it serves (after logical replication or a data restore); never lowers one; returns how many it raised.';
+-- indexable decoders: IMMUTABLE, with configure() refusing a layout change
+-- while indexes, generated columns, constraints, materialized views or
+-- partition bounds store their values (sql/install/05_stored_decodes.sql)
+CREATE VIEW shardid.stored_decodes AS
+WITH decoders AS (
+    SELECT p.oid
+      FROM pg_catalog.pg_proc AS p
+     WHERE p.pronamespace OPERATOR(pg_catalog.=) 'shardid'::pg_catalog.regnamespace
+       AND p.proname OPERATOR(pg_catalog.=) ANY (ARRAY['id_time', 'id_shard', 'id_seq', 'id_decode',
+                                                        'make_id', 'time_to_id']::pg_catalog.name[])
+), users AS (
+    SELECT DISTINCT d.classid, d.objid, d.objsubid
+      FROM pg_catalog.pg_depend AS d
+     WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+       AND d.refobjid IN (SELECT oid FROM decoders)
+       AND d.deptype OPERATOR(pg_catalog.=) 'n'
+)
+-- expression and partial indexes
+SELECT 'index'::text AS kind,
+       pg_catalog.pg_describe_object(u.classid, u.objid, u.objsubid) AS object,
+       i.indrelid::pg_catalog.regclass AS relation
+  FROM users AS u
+  JOIN pg_catalog.pg_index AS i ON i.indexrelid OPERATOR(pg_catalog.=) u.objid
+ WHERE u.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+UNION ALL
+-- stored generated columns, and defaults whose values are stored by inserts
+SELECT CASE WHEN a.attgenerated OPERATOR(pg_catalog.=) 's' THEN 'generated column'
+            ELSE 'column default' END,
+       pg_catalog.pg_describe_object(u.classid, u.objid, u.objsubid),
+       ad.adrelid::pg_catalog.regclass
+  FROM users AS u
+  JOIN pg_catalog.pg_attrdef AS ad ON ad.oid OPERATOR(pg_catalog.=) u.objid
+  JOIN pg_catalog.pg_attribute AS a
+    ON a.attrelid OPERATOR(pg_catalog.=) ad.adrelid AND a.attnum OPERATOR(pg_catalog.=) ad.adnum
+ WHERE u.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+UNION ALL
+-- CHECK constraints of tables and domains
+SELECT 'constraint',
+       pg_catalog.pg_describe_object(u.classid, u.objid, u.objsubid),
+       NULLIF(c.conrelid, 0::pg_catalog.oid)::pg_catalog.regclass
+  FROM users AS u
+  JOIN pg_catalog.pg_constraint AS c ON c.oid OPERATOR(pg_catalog.=) u.objid
+ WHERE u.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass
+UNION ALL
+-- materialized views (plain views store nothing)
+SELECT 'materialized view',
+       pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass, r.ev_class, 0),
+       r.ev_class::pg_catalog.regclass
+  FROM users AS u
+  JOIN pg_catalog.pg_rewrite AS r ON r.oid OPERATOR(pg_catalog.=) u.objid
+  JOIN pg_catalog.pg_class AS m ON m.oid OPERATOR(pg_catalog.=) r.ev_class
+ WHERE u.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+   AND m.relkind OPERATOR(pg_catalog.=) 'm'
+UNION ALL
+-- partition bounds are stored as constants, so pg_depend does not see
+-- time_to_id() in them: count every partition of a table range-partitioned
+-- on a column whose default is shardid.next_id()
+SELECT 'partition bound',
+       'partition bound of ' OPERATOR(pg_catalog.||)
+           pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass, inh.inhrelid, 0),
+       inh.inhrelid::pg_catalog.regclass
+  FROM pg_catalog.pg_partitioned_table AS pt
+  JOIN pg_catalog.pg_attrdef AS ad
+    ON ad.adrelid OPERATOR(pg_catalog.=) pt.partrelid
+   AND ad.adnum OPERATOR(pg_catalog.=) pt.partattrs[0]
+  JOIN pg_catalog.pg_inherits AS inh ON inh.inhparent OPERATOR(pg_catalog.=) pt.partrelid
+ WHERE pt.partstrat OPERATOR(pg_catalog.=) 'r'
+   AND pt.partnatts OPERATOR(pg_catalog.=) 1
+   AND EXISTS (SELECT FROM pg_catalog.pg_depend AS d
+                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+                  AND d.objid OPERATOR(pg_catalog.=) ad.oid
+                  AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                  AND d.refobjid IN (SELECT p.oid FROM pg_catalog.pg_proc AS p
+                                      WHERE p.pronamespace OPERATOR(pg_catalog.=) 'shardid'::pg_catalog.regnamespace
+                                        AND p.proname OPERATOR(pg_catalog.=) 'next_id'));
+GRANT SELECT ON shardid.stored_decodes TO PUBLIC;
+
+-- Called by configure() with the layout it is about to write (a new layout
+-- would make every stored decode stale; the same one changes nothing), and
+-- by the trigger below without one (any change).
+CREATE FUNCTION shardid._refuse_stored_decodes(new_epoch_ms bigint DEFAULT NULL,
+                                               new_shard_bits integer DEFAULT NULL,
+                                               new_seq_bits integer DEFAULT NULL)
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    n bigint;
+    first_object text;
+BEGIN
+    IF (new_epoch_ms, new_shard_bits, new_seq_bits) =
+       (SELECT (extract(epoch FROM l.epoch) * 1000)::bigint, l.shard_bits, l.seq_bits
+          FROM shardid.layout() AS l) THEN
+        RETURN;
+    END IF;
+    SELECT count(*), min(s.object) INTO n, first_object FROM shardid.stored_decodes AS s;
+    IF n > 0 THEN
+        RAISE EXCEPTION 'the layout cannot change: % object(s) store values of shardid decoders, such as %',
+                        n, first_object
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Their stored values were computed with the current layout and would go stale.',
+                  HINT = 'SELECT * FROM shardid.stored_decodes lists them; drop them, configure the layout, then create them again.';
+    END IF;
+END
+$$;
+
+-- Triggers on layout_config. configure() has already refused if anything
+-- stores decodes and the layout changes, so they act on other writers. A row
+-- inserted is taken for a restore (pg_dump's COPY of the layout after the
+-- tables whose generated columns and CHECK constraints were computed with
+-- the default layout): after the statement, once layout_changed has made the
+-- decoders read the new layout, those are recomputed and rechecked. Indexes
+-- and materialized views made before it, and any other change that would
+-- leave a stored decode stale, are refused.
+CREATE FUNCTION shardid._layout_stored_decodes() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    rel regclass;
+    col name;
+BEGIN
+    IF NOT EXISTS (SELECT FROM shardid.stored_decodes) THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'TRUNCATE'
+       OR TG_OP = 'UPDATE' AND (NEW.epoch_ms, NEW.shard_bits, NEW.seq_bits) IS DISTINCT FROM
+                               (OLD.epoch_ms, OLD.shard_bits, OLD.seq_bits)
+       OR TG_OP = 'DELETE' AND (OLD.epoch_ms, OLD.shard_bits, OLD.seq_bits) IS DISTINCT FROM
+                               (1314220021721::bigint, 13, 10) THEN
+        PERFORM shardid._refuse_stored_decodes();
+    END IF;
+    IF TG_OP <> 'INSERT' THEN
+        RETURN NULL;
+    END IF;
+    -- inserted_layout exists only in the INSERT trigger: query it only here
+    IF NOT EXISTS (SELECT FROM inserted_layout AS c
+                    WHERE (c.epoch_ms, c.shard_bits, c.seq_bits) IS DISTINCT FROM
+                          (1314220021721::bigint, 13, 10)) THEN
+        RETURN NULL;
+    END IF;
+    IF EXISTS (SELECT FROM shardid.stored_decodes AS s WHERE s.kind IN ('index', 'materialized view')) THEN
+        PERFORM shardid._refuse_stored_decodes();
+    END IF;
+    FOR rel IN
+        SELECT DISTINCT s.relation FROM shardid.stored_decodes AS s
+          JOIN pg_class AS c ON c.oid = s.relation
+         WHERE s.kind IN ('generated column', 'constraint') AND c.relkind = 'r'
+    LOOP
+        SELECT a.attname INTO col FROM pg_attribute AS a
+         WHERE a.attrelid = rel AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
+         ORDER BY a.attnum LIMIT 1;
+        EXECUTE format('UPDATE ONLY %s SET %I = %I', rel, col, col);
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+-- after layout_changed (triggers fire in name order)
+CREATE TRIGGER layout_stored_decodes_insert
+    AFTER INSERT ON shardid.layout_config REFERENCING NEW TABLE AS inserted_layout
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid._layout_stored_decodes();
+CREATE TRIGGER layout_stored_decodes_change
+    AFTER UPDATE OR DELETE ON shardid.layout_config
+    FOR EACH ROW EXECUTE FUNCTION shardid._layout_stored_decodes();
+CREATE TRIGGER layout_stored_decodes_truncate
+    AFTER TRUNCATE ON shardid.layout_config
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid._layout_stored_decodes();
+
+COMMENT ON VIEW shardid.stored_decodes IS
+    'Objects that store values computed by shardid decoders (indexes, generated columns, defaults, constraints, materialized views, partition bounds of next_id keys): while any exists, configure() refuses to change the layout.';
+COMMENT ON FUNCTION shardid._refuse_stored_decodes(bigint, integer, integer) IS
+    'Raises 55000 if anything stores values of shardid decoders and the layout would change; called by configure().';
+COMMENT ON FUNCTION shardid._layout_stored_decodes() IS
+    'Trigger: a layout row restored after the tables recomputes their generated columns; other changes under stored decodes are refused.';
+
+ALTER FUNCTION shardid.id_time(bigint) IMMUTABLE;
+ALTER FUNCTION shardid.id_shard(bigint) IMMUTABLE;
+ALTER FUNCTION shardid.id_seq(bigint) IMMUTABLE;
+ALTER FUNCTION shardid.id_decode(bigint) IMMUTABLE;
+ALTER FUNCTION shardid.make_id(timestamptz, integer, integer) IMMUTABLE;
+ALTER FUNCTION shardid.time_to_id(timestamptz) IMMUTABLE;
+
+CREATE OR REPLACE FUNCTION shardid.configure(epoch timestamptz, shard_bits integer DEFAULT 13,
+                                  seq_bits integer DEFAULT 10)
+    RETURNS shardid.layout_report
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    new_epoch_ms bigint;
+BEGIN
+    IF epoch IS NULL OR shard_bits IS NULL OR seq_bits IS NULL THEN
+        RAISE EXCEPTION 'configure() arguments must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    new_epoch_ms := shardid._check_layout(epoch, shard_bits, seq_bits);
+    -- Serialise with other configure() calls and with the first next_id()
+    -- of every backend, which reads this table after marking ids_issued.
+    LOCK TABLE shardid.layout_config IN ACCESS EXCLUSIVE MODE;
+    IF (SELECT s.is_called FROM shardid.ids_issued AS s) THEN
+        RAISE EXCEPTION 'the layout cannot change: IDs have already been issued'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Changing the layout would make old and new IDs collide or decode wrongly.',
+                  HINT = 'Configure the layout in a new database before the first next_id() call.';
+    END IF;
+    PERFORM shardid._refuse_stored_decodes(new_epoch_ms, configure.shard_bits, configure.seq_bits);
+    INSERT INTO shardid.layout_config AS c (singleton, epoch_ms, shard_bits, seq_bits)
+        VALUES (true, new_epoch_ms, configure.shard_bits, configure.seq_bits)
+        ON CONFLICT (singleton) DO UPDATE
+        SET epoch_ms = excluded.epoch_ms, shard_bits = excluded.shard_bits,
+            seq_bits = excluded.seq_bits;
+    RETURN shardid.layout();
+END
+$$;
+
+-- time partitions (sql/install/40_time_partitions.sql)
+CREATE FUNCTION shardid.create_time_partitions(parent regclass, from_time timestamptz,
+                                               to_time timestamptz, every interval)
+    RETURNS SETOF regclass
+    LANGUAGE plpgsql STRICT
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    max_partitions CONSTANT integer := 1000;
+    nsp name;
+    relname name;
+    key_type regtype;
+    fmt text;
+    t timestamptz;
+    n integer := 0;
+    part name;
+BEGIN
+    SELECT n.nspname, c.relname, a.atttypid::regtype INTO nsp, relname, key_type
+      FROM pg_class AS c
+      JOIN pg_namespace AS n ON n.oid = c.relnamespace
+      JOIN pg_partitioned_table AS pt ON pt.partrelid = c.oid
+      LEFT JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attnum = pt.partattrs[0]
+     WHERE c.oid = parent AND pt.partstrat = 'r' AND pt.partnatts = 1;
+    IF key_type IS DISTINCT FROM 'bigint'::regtype THEN
+        RAISE EXCEPTION 'table % is not partitioned by range on one bigint column', parent
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Create it with PARTITION BY RANGE (id), id being the bigint ID column.';
+    END IF;
+    IF from_time >= to_time OR from_time + every <= from_time THEN
+        RAISE EXCEPTION 'no partitions from % to % every %', from_time, to_time, every
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'from_time must be before to_time, and every must be positive.';
+    END IF;
+    -- partition names: parent_pYYYYMMDD, with _HH24MI when partitions are shorter than a day
+    fmt := CASE WHEN from_time + every < from_time + interval '1 day' THEN '"_p"YYYYMMDD"_"HH24MI'
+                ELSE '"_p"YYYYMMDD' END;
+    t := from_time;
+    WHILE t < to_time LOOP
+        n := n + 1;
+        IF n > max_partitions THEN
+            RAISE EXCEPTION 'more than % partitions from % to % every %', max_partitions, from_time, to_time, every
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Create them in several calls, or with a longer interval.';
+        END IF;
+        part := left(relname, 63 - length(to_char(t, fmt))) || to_char(t, fmt);
+        IF to_regclass(format('%I.%I', nsp, part)) IS NULL THEN
+            EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%s) TO (%s)',
+                           nsp, part, parent, shardid.time_to_id(t), shardid.time_to_id(t + every));
+            RETURN NEXT format('%I.%I', nsp, part)::regclass;
+        END IF;
+        t := t + every;
+    END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION shardid.create_time_partitions(regclass, timestamptz, timestamptz, interval) IS
+    'Creates the partitions [t, t + every) for t from from_time until to_time of a table partitioned by RANGE on its bigint ID, with time_to_id() bounds, named parent_pYYYYMMDD; skips names that exist and returns those it created.';
+-- hardening (issue 10): the layout marker is advanced only when an ID is issued,
+-- and by no ordinary role; configure()'s refusal says how to proceed.
+REVOKE USAGE ON SEQUENCE shardid.ids_issued FROM PUBLIC;
+GRANT SELECT ON SEQUENCE shardid.ids_issued TO PUBLIC;
+COMMENT ON SEQUENCE shardid.ids_issued IS
+    'Marker: advanced by next_id() once an ID has been issued; from then on the layout is frozen. Readable by PUBLIC, advanced by no ordinary role.';
+CREATE OR REPLACE FUNCTION shardid.configure(epoch timestamptz, shard_bits integer DEFAULT 13,
+                                  seq_bits integer DEFAULT 10)
+    RETURNS shardid.layout_report
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    new_epoch_ms bigint;
+BEGIN
+    IF epoch IS NULL OR shard_bits IS NULL OR seq_bits IS NULL THEN
+        RAISE EXCEPTION 'configure() arguments must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    new_epoch_ms := shardid._check_layout(epoch, shard_bits, seq_bits);
+    -- Serialise with other configure() calls and with the first next_id()
+    -- of every backend, which reads this table after marking ids_issued.
+    LOCK TABLE shardid.layout_config IN ACCESS EXCLUSIVE MODE;
+    IF (SELECT s.is_called FROM shardid.ids_issued AS s) THEN
+        RAISE EXCEPTION 'the layout cannot change: IDs have already been issued'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Changing the layout would make old and new IDs collide or decode wrongly.',
+                  HINT = 'Keep this layout (shardid.layout() shows it), or create a new database, run configure() there before its first next_id() call, and move the data.';
+    END IF;
+    PERFORM shardid._refuse_stored_decodes(new_epoch_ms, configure.shard_bits, configure.seq_bits);
+    INSERT INTO shardid.layout_config AS c (singleton, epoch_ms, shard_bits, seq_bits)
+        VALUES (true, new_epoch_ms, configure.shard_bits, configure.seq_bits)
+        ON CONFLICT (singleton) DO UPDATE
+        SET epoch_ms = excluded.epoch_ms, shard_bits = excluded.shard_bits,
+            seq_bits = excluded.seq_bits;
+    RETURN shardid.layout();
+END
+$$;
+
+-- hardening (issue 10): attach_shard() refuses a generator state or IDs that do
+-- not fit this database's layout.
+CREATE OR REPLACE FUNCTION shardid.attach_shard(shard integer, schema_name name DEFAULT NULL) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nsp    name := COALESCE(schema_name, shardid._shard_schema_name(shard));
+    other  shardid.shard_registry;
+    seq    regclass;
+    l      shardid.layout_report := shardid.layout();
+    t      shardid.sharded_tables;
+    state  bigint;
+    max_id bigint;
+    ahead  timestamptz := pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) '1 day'::interval;
+    layout_text text;
+BEGIN
+    PERFORM shardid._check_shard(shard);
+    PERFORM shardid._check_registry_privileges('attach shards', false);
+    LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
+    SELECT * INTO other FROM shardid.shard_registry AS s
+        WHERE s.shard OPERATOR(pg_catalog.=) attach_shard.shard OR s.schema_name OPERATOR(pg_catalog.=) nsp;
+    IF FOUND THEN
+        RAISE EXCEPTION 'shard % (schema %) is already registered', other.shard, pg_catalog.quote_ident(other.schema_name)
+            USING ERRCODE = 'duplicate_object';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_namespace AS n WHERE n.nspname OPERATOR(pg_catalog.=) nsp) THEN
+        RAISE EXCEPTION 'schema "%" does not exist', nsp USING ERRCODE = 'invalid_schema_name';
+    END IF;
+    seq := pg_catalog.to_regclass(pg_catalog.format('%I.id_seq', nsp));
+    IF seq IS NULL THEN
+        RAISE EXCEPTION 'schema "%" has no generator sequence id_seq', nsp
+            USING ERRCODE = 'undefined_table';
+    END IF;
+    PERFORM shardid._check_generator(seq);
+    PERFORM shardid._check_templates();
+
+    -- A generator state or IDs made under another layout (a dump of a
+    -- database with another epoch or other bit widths) would issue IDs here
+    -- that collide or decode wrongly: refuse what shows it, a state or an ID
+    -- past this layout's end, more than a day ahead of the clock, or an ID
+    -- of another shard.
+    layout_text := pg_catalog.format('This database''s layout: epoch %s, %s shard bits, %s seq bits.',
+                                     l.epoch, l.shard_bits, l.seq_bits);
+    EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO state;
+    IF state OPERATOR(pg_catalog.>) (9223372036854775807 OPERATOR(pg_catalog.>>) l.shard_bits) THEN
+        RAISE EXCEPTION 'generator % holds state %, past the end of this database''s layout', seq, state
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = layout_text,
+                  HINT = 'The shard was made under another layout: attach it in a database configured with that layout.';
+    END IF;
+    IF l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0)
+            OPERATOR(pg_catalog.>) ahead THEN
+        RAISE EXCEPTION 'generator % holds a state of %, more than a day ahead of the clock', seq,
+                l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0)
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = layout_text,
+                  HINT = 'The shard was made under another layout: attach it in a database configured with that layout.';
+    END IF;
+    FOR t IN SELECT * FROM shardid.sharded_tables ORDER BY position LOOP
+        CONTINUE WHEN pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, t.table_name)) IS NULL;
+        EXECUTE pg_catalog.format('SELECT max(%I) FROM %I.%I', t.id_column, nsp, t.table_name) INTO max_id;
+        CONTINUE WHEN max_id IS NULL;
+        IF max_id OPERATOR(pg_catalog.<) 0 OR shardid.id_shard(max_id) OPERATOR(pg_catalog.<>) shard
+           OR shardid.id_time(max_id) OPERATOR(pg_catalog.>) ahead THEN
+            RAISE EXCEPTION 'table %.% holds ID %, not an ID of shard % under this database''s layout',
+                    pg_catalog.quote_ident(nsp), pg_catalog.quote_ident(t.table_name), max_id, shard
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = CASE WHEN max_id OPERATOR(pg_catalog.<) 0 THEN 'It is negative. '
+                                    ELSE pg_catalog.format('It decodes to shard %s at %s. ', shardid.id_shard(max_id), shardid.id_time(max_id))
+                               END OPERATOR(pg_catalog.||) layout_text,
+                      HINT = 'Attach the shard under its own number, in a database configured with the layout its IDs were made under.';
+        END IF;
+    END LOOP;
+
+    INSERT INTO shardid.shard_registry (shard, schema_name, sequence_schema, sequence_name)
+        VALUES (shard, nsp, nsp, 'id_seq');
+    RETURN shardid._create_shard_tables(shard, true);
+END
+$$;
+COMMENT ON FUNCTION shardid.attach_shard(integer, name) IS
+    'Registers an existing shard schema (e.g. restored with pg_dump -n) and creates the sharded tables it lacks; returns how many. Refuses a generator state or IDs that do not fit this database''s layout.';
+
+-- hardening (issue 10): the shards view leaves a state outside the layout
+-- undecoded; detach_shard() refuses a NULL shard like the other shard functions.
+CREATE OR REPLACE FUNCTION shardid.detach_shard(shard integer) RETURNS name
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    nsp name;
+BEGIN
+    IF shard IS NULL THEN
+        RAISE EXCEPTION 'shard must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    PERFORM shardid._check_registry_privileges('detach shards', false);
+    DELETE FROM shardid.shard_registry AS s WHERE s.shard OPERATOR(pg_catalog.=) detach_shard.shard
+        RETURNING s.schema_name INTO nsp;
+    IF nsp IS NULL THEN
+        RAISE EXCEPTION 'shard % is not registered in this database', shard USING ERRCODE = 'undefined_object';
+    END IF;
+    RETURN nsp;
+END
+$$;
+-- The registered shards and the state of their generators. A state
+-- outside the layout (negative, or past its last state: the sequence was
+-- set there by hand or restored from another layout) is not decoded.
+CREATE OR REPLACE VIEW shardid.shards AS
+SELECT r.shard,
+       r.schema_name AS schema,
+       g.seq AS sequence,
+       ((st.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog.<<) (l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits))
+       OPERATOR(pg_catalog.|) (r.shard::bigint OPERATOR(pg_catalog.<<) l.seq_bits)
+       OPERATOR(pg_catalog.|) (st.state OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1))
+           AS last_id,
+       st.time AS last_time,
+       CASE WHEN st.time IS NOT NULL THEN
+           GREATEST(st.time OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp(), '0'::interval)
+       END AS drift
+  FROM shardid.shard_registry AS r
+ CROSS JOIN shardid.layout() AS l
+ -- from the catalog, not to_regclass(): a reader without USAGE on a shard
+ -- schema still sees the registry
+ CROSS JOIN LATERAL (SELECT (SELECT c.oid FROM pg_catalog.pg_class AS c
+                               JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+                              WHERE n.nspname OPERATOR(pg_catalog.=) r.sequence_schema
+                                AND c.relname OPERATOR(pg_catalog.=) r.sequence_name)::regclass AS seq) AS g
+ CROSS JOIN LATERAL (SELECT CASE WHEN g.seq IS NOT NULL AND pg_catalog.has_sequence_privilege(g.seq, 'SELECT, USAGE')
+                                 THEN pg_catalog.pg_sequence_last_value(g.seq) END AS raw_state) AS raw
+ CROSS JOIN LATERAL (SELECT v.state,
+                            l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (v.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0) AS time
+                       FROM (SELECT CASE WHEN raw.raw_state OPERATOR(pg_catalog.>=) 0
+                                          AND raw.raw_state OPERATOR(pg_catalog.<=) (9223372036854775807 OPERATOR(pg_catalog.>>) l.shard_bits)
+                                         THEN raw.raw_state END AS state) AS v) AS st;
+COMMENT ON VIEW shardid.shards IS
+    'Registered shards with their generator state: last issued ID and time, and how far the generator runs ahead of the clock (drift). NULL state: no ID yet, no SELECT/USAGE on the sequence, or a state outside the layout (negative, or past its end).';
 
 -- moves: online shard moves (issue 11), node passwords (issue 10, item 5)
 -- Connect strings must not hold passwords: the PL/Proxy server's options and

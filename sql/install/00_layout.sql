@@ -3,6 +3,46 @@
 
 \echo Use "CREATE EXTENSION shardid" to load this file. \quit
 
+-- CREATE EXTENSION creates schema shardid (owned by the installing
+-- superuser) unless it exists. A pre-existing one could belong to a role
+-- that may add its own functions beside shardid's, e.g. an overload
+-- next_id(integer, text) that a DEFAULT spelled with an untyped literal
+-- would call: refuse it unless only superusers own it and may create in it.
+DO $check_schema$
+DECLARE
+    owner_name name;
+    creators   text;
+BEGIN
+    SELECT r.rolname INTO owner_name
+      FROM pg_catalog.pg_namespace AS n
+      JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) n.nspowner
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'shardid' AND NOT r.rolsuper;
+    IF FOUND THEN
+        RAISE EXCEPTION 'schema "shardid" already exists and is owned by role %, not by a superuser',
+                pg_catalog.quote_ident(owner_name)
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'Its owner could add functions that shardid''s callers would run.',
+                  HINT = 'Check what the schema holds, drop it (or have a superuser own it and everything in it), then run CREATE EXTENSION shardid again.';
+    END IF;
+    SELECT pg_catalog.string_agg(CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                      ELSE pg_catalog.quote_ident(r.rolname) END, ', ')
+      INTO creators
+      FROM pg_catalog.pg_namespace AS n,
+           LATERAL pg_catalog.aclexplode(n.nspacl) AS a
+      LEFT JOIN pg_catalog.pg_roles AS r ON r.oid OPERATOR(pg_catalog.=) a.grantee
+     WHERE n.nspname OPERATOR(pg_catalog.=) 'shardid'
+       AND a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+       AND NOT COALESCE(r.rolsuper, false);
+    IF creators IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "shardid" already exists and roles other than superusers may create objects in it: %',
+                creators
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'They could add functions that shardid''s callers would run.',
+                  HINT = 'Check what the schema holds, REVOKE CREATE ON SCHEMA shardid from them (or drop the schema), then run CREATE EXTENSION shardid again.';
+    END IF;
+END
+$check_schema$;
+
 -- The layout of this database. Empty means Instagram's default layout; a row
 -- is written by configure(). Dumped by pg_dump as extension configuration.
 CREATE TABLE shardid.layout_config (
@@ -13,11 +53,13 @@ CREATE TABLE shardid.layout_config (
 );
 SELECT pg_catalog.pg_extension_config_dump('shardid.layout_config', '');
 
--- Called (nextval) by the first next_id() of each backend: once it has a
--- value, IDs exist and the layout is frozen. Dumped so a restore stays frozen.
+-- Advanced by the first ID each backend issues (from C, bypassing
+-- privileges): once it has a value, IDs exist and the layout is frozen.
+-- Readable by everyone (layout() reports it), advanced by no ordinary role.
+-- Dumped so a restore stays frozen.
 CREATE SEQUENCE shardid.ids_issued AS bigint;
 SELECT pg_catalog.pg_extension_config_dump('shardid.ids_issued', '');
-GRANT USAGE ON SEQUENCE shardid.ids_issued TO PUBLIC;
+GRANT SELECT ON SEQUENCE shardid.ids_issued TO PUBLIC;
 
 CREATE FUNCTION shardid._layout_changed() RETURNS trigger
     LANGUAGE c AS 'MODULE_PATHNAME', 'shardid_layout_changed';
@@ -65,8 +107,9 @@ BEGIN
         RAISE EXCEPTION 'the layout cannot change: IDs have already been issued'
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Changing the layout would make old and new IDs collide or decode wrongly.',
-                  HINT = 'Configure the layout in a new database before the first next_id() call.';
+                  HINT = 'Keep this layout (shardid.layout() shows it), or create a new database, run configure() there before its first next_id() call, and move the data.';
     END IF;
+    PERFORM shardid._refuse_stored_decodes(new_epoch_ms, configure.shard_bits, configure.seq_bits);
     INSERT INTO shardid.layout_config AS c (singleton, epoch_ms, shard_bits, seq_bits)
         VALUES (true, new_epoch_ms, configure.shard_bits, configure.seq_bits)
         ON CONFLICT (singleton) DO UPDATE
@@ -77,18 +120,21 @@ END
 $$;
 REVOKE ALL ON FUNCTION shardid.configure(timestamptz, integer, integer) FROM PUBLIC;
 
+-- The decoders are IMMUTABLE so indexes, generated columns and constraints
+-- can use them: the layout they read changes only while nothing stores
+-- their results (configure() checks shardid.stored_decodes, 05_stored_decodes.sql).
 CREATE FUNCTION shardid.id_time(id bigint) RETURNS timestamptz
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_time';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_time';
 CREATE FUNCTION shardid.id_shard(id bigint) RETURNS integer
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_shard';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_shard';
 CREATE FUNCTION shardid.id_seq(id bigint) RETURNS integer
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_seq';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_seq';
 CREATE FUNCTION shardid.id_decode(id bigint, OUT ts timestamptz, OUT shard integer, OUT seq integer)
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_decode';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_id_decode';
 CREATE FUNCTION shardid.make_id(ts timestamptz, shard integer, seq integer) RETURNS bigint
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_make_id';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_make_id';
 CREATE FUNCTION shardid.time_to_id(ts timestamptz) RETURNS bigint
-    LANGUAGE c STABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_time_to_id';
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_time_to_id';
 CREATE FUNCTION shardid.to_shortcode(id bigint) RETURNS text
     LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_to_shortcode';
 CREATE FUNCTION shardid.from_shortcode(code text) RETURNS bigint
@@ -99,7 +145,7 @@ GRANT USAGE ON SCHEMA shardid TO PUBLIC;
 COMMENT ON TABLE shardid.layout_config IS
     'The ID layout of this database (empty: Instagram''s default). Change it with shardid.configure().';
 COMMENT ON SEQUENCE shardid.ids_issued IS
-    'Marker: called once IDs have been issued; from then on the layout is frozen.';
+    'Marker: advanced by next_id() once an ID has been issued; from then on the layout is frozen. Readable by PUBLIC, advanced by no ordinary role.';
 COMMENT ON FUNCTION shardid._layout_changed() IS
     'Trigger: tells every backend to reread shardid.layout_config.';
 COMMENT ON FUNCTION shardid._check_layout(timestamptz, integer, integer) IS

@@ -2,7 +2,7 @@
 --
 -- A logical shard is a schema (shard_0005) holding one generator sequence
 -- (shard_0005.id_seq) and a copy of every sharded table, whose id column
--- defaults to shardid.next_id(5, 'shard_0005.id_seq'). One generator per
+-- defaults to shardid.next_id(5, 'shard_0005.id_seq'::regclass). One generator per
 -- shard makes IDs unique across every table of the shard, and the shard
 -- field makes them unique across shards.
 --
@@ -384,9 +384,15 @@ CREATE FUNCTION shardid.attach_shard(shard integer, schema_name name DEFAULT NUL
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    nsp   name := COALESCE(schema_name, shardid._shard_schema_name(shard));
-    other shardid.shard_registry;
-    seq   regclass;
+    nsp    name := COALESCE(schema_name, shardid._shard_schema_name(shard));
+    other  shardid.shard_registry;
+    seq    regclass;
+    l      shardid.layout_report := shardid.layout();
+    t      shardid.sharded_tables;
+    state  bigint;
+    max_id bigint;
+    ahead  timestamptz := pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) '1 day'::interval;
+    layout_text text;
 BEGIN
     PERFORM shardid._check_shard(shard);
     PERFORM shardid._check_registry_privileges('attach shards', false);
@@ -407,6 +413,45 @@ BEGIN
     END IF;
     PERFORM shardid._check_generator(seq);
     PERFORM shardid._check_templates();
+
+    -- A generator state or IDs made under another layout (a dump of a
+    -- database with another epoch or other bit widths) would issue IDs here
+    -- that collide or decode wrongly: refuse what shows it, a state or an ID
+    -- past this layout's end, more than a day ahead of the clock, or an ID
+    -- of another shard.
+    layout_text := pg_catalog.format('This database''s layout: epoch %s, %s shard bits, %s seq bits.',
+                                     l.epoch, l.shard_bits, l.seq_bits);
+    EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO state;
+    IF state OPERATOR(pg_catalog.>) (9223372036854775807 OPERATOR(pg_catalog.>>) l.shard_bits) THEN
+        RAISE EXCEPTION 'generator % holds state %, past the end of this database''s layout', seq, state
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = layout_text,
+                  HINT = 'The shard was made under another layout: attach it in a database configured with that layout.';
+    END IF;
+    IF l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0)
+            OPERATOR(pg_catalog.>) ahead THEN
+        RAISE EXCEPTION 'generator % holds a state of %, more than a day ahead of the clock', seq,
+                l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0)
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = layout_text,
+                  HINT = 'The shard was made under another layout: attach it in a database configured with that layout.';
+    END IF;
+    FOR t IN SELECT * FROM shardid.sharded_tables ORDER BY position LOOP
+        CONTINUE WHEN pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, t.table_name)) IS NULL;
+        EXECUTE pg_catalog.format('SELECT max(%I) FROM %I.%I', t.id_column, nsp, t.table_name) INTO max_id;
+        CONTINUE WHEN max_id IS NULL;
+        IF max_id OPERATOR(pg_catalog.<) 0 OR shardid.id_shard(max_id) OPERATOR(pg_catalog.<>) shard
+           OR shardid.id_time(max_id) OPERATOR(pg_catalog.>) ahead THEN
+            RAISE EXCEPTION 'table %.% holds ID %, not an ID of shard % under this database''s layout',
+                    pg_catalog.quote_ident(nsp), pg_catalog.quote_ident(t.table_name), max_id, shard
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = CASE WHEN max_id OPERATOR(pg_catalog.<) 0 THEN 'It is negative. '
+                                    ELSE pg_catalog.format('It decodes to shard %s at %s. ', shardid.id_shard(max_id), shardid.id_time(max_id))
+                               END OPERATOR(pg_catalog.||) layout_text,
+                      HINT = 'Attach the shard under its own number, in a database configured with the layout its IDs were made under.';
+        END IF;
+    END LOOP;
+
     INSERT INTO shardid.shard_registry (shard, schema_name, sequence_schema, sequence_name)
         VALUES (shard, nsp, nsp, 'id_seq');
     RETURN shardid._create_shard_tables(shard, true);
@@ -420,6 +465,9 @@ AS $$
 DECLARE
     nsp name;
 BEGIN
+    IF shard IS NULL THEN
+        RAISE EXCEPTION 'shard must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     PERFORM shardid._check_registry_privileges('detach shards', false);
     DELETE FROM shardid.shard_registry AS s WHERE s.shard OPERATOR(pg_catalog.=) detach_shard.shard
         RETURNING s.schema_name INTO nsp;
@@ -566,21 +614,20 @@ BEGIN
 END
 $$;
 
--- The registered shards and the state of their generators.
+-- The registered shards and the state of their generators. A state
+-- outside the layout (negative, or past its last state: the sequence was
+-- set there by hand or restored from another layout) is not decoded.
 CREATE VIEW shardid.shards AS
 SELECT r.shard,
        r.schema_name AS schema,
        g.seq AS sequence,
-       CASE WHEN st.state IS NOT NULL THEN
-           ((st.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog.<<) (l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits))
-           OPERATOR(pg_catalog.|) (r.shard::bigint OPERATOR(pg_catalog.<<) l.seq_bits)
-           OPERATOR(pg_catalog.|) (st.state OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1))
-       END AS last_id,
-       l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (st.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0) AS last_time,
-       CASE WHEN st.state IS NOT NULL THEN
-           GREATEST(l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (st.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0)
-                    OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp(),
-                    '0'::interval)
+       ((st.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog.<<) (l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits))
+       OPERATOR(pg_catalog.|) (r.shard::bigint OPERATOR(pg_catalog.<<) l.seq_bits)
+       OPERATOR(pg_catalog.|) (st.state OPERATOR(pg_catalog.&) ((1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1))
+           AS last_id,
+       st.time AS last_time,
+       CASE WHEN st.time IS NOT NULL THEN
+           GREATEST(st.time OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp(), '0'::interval)
        END AS drift
   FROM shardid.shard_registry AS r
  CROSS JOIN shardid.layout() AS l
@@ -591,7 +638,12 @@ SELECT r.shard,
                               WHERE n.nspname OPERATOR(pg_catalog.=) r.sequence_schema
                                 AND c.relname OPERATOR(pg_catalog.=) r.sequence_name)::regclass AS seq) AS g
  CROSS JOIN LATERAL (SELECT CASE WHEN g.seq IS NOT NULL AND pg_catalog.has_sequence_privilege(g.seq, 'SELECT, USAGE')
-                                 THEN pg_catalog.pg_sequence_last_value(g.seq) END AS state) AS st;
+                                 THEN pg_catalog.pg_sequence_last_value(g.seq) END AS raw_state) AS raw
+ CROSS JOIN LATERAL (SELECT v.state,
+                            l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (v.state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0) AS time
+                       FROM (SELECT CASE WHEN raw.raw_state OPERATOR(pg_catalog.>=) 0
+                                          AND raw.raw_state OPERATOR(pg_catalog.<=) (9223372036854775807 OPERATOR(pg_catalog.>>) l.shard_bits)
+                                         THEN raw.raw_state END AS state) AS v) AS st;
 GRANT SELECT ON shardid.shards TO PUBLIC;
 
 
@@ -600,7 +652,7 @@ COMMENT ON TABLE shardid.shard_registry IS
 COMMENT ON TABLE shardid.sharded_tables IS
     'Tables created in every shard by create_table(): name, template, id column, creation order.';
 COMMENT ON VIEW shardid.shards IS
-    'Registered shards with their generator state: last issued ID and time, and how far the generator runs ahead of the clock (drift). NULL state: no ID yet, or no SELECT/USAGE on the sequence.';
+    'Registered shards with their generator state: last issued ID and time, and how far the generator runs ahead of the clock (drift). NULL state: no ID yet, no SELECT/USAGE on the sequence, or a state outside the layout (negative, or past its end).';
 COMMENT ON FUNCTION shardid._shard_schema_name(integer) IS
     'The schema name create_shard() uses for a shard: shard_ and the number zero-padded to 4 digits (more if the layout has more shards).';
 COMMENT ON FUNCTION shardid._check_shard(integer) IS
@@ -622,7 +674,7 @@ COMMENT ON FUNCTION shardid.shard_schema(integer) IS
 COMMENT ON FUNCTION shardid.create_table(regclass, name) IS
     'Creates <shard schema>.<template name> (LIKE template INCLUDING ALL) in every shard, id_column DEFAULT shardid.next_id(shard, shard''s id_seq); shards created later get it too. Returns the number of tables created.';
 COMMENT ON FUNCTION shardid.attach_shard(integer, name) IS
-    'Registers an existing shard schema (e.g. restored with pg_dump -n) and creates the sharded tables it lacks; returns how many.';
+    'Registers an existing shard schema (e.g. restored with pg_dump -n) and creates the sharded tables it lacks; returns how many. Refuses a generator state or IDs that do not fit this database''s layout.';
 COMMENT ON FUNCTION shardid.detach_shard(integer) IS
     'Unregisters a shard (after it moved to another server); leaves its schema alone. Returns the schema name.';
 COMMENT ON FUNCTION shardid.adopt(regclass, integer, regclass, name) IS

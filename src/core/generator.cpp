@@ -7,7 +7,7 @@ namespace shardid {
 
 Step
 next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms, std::int64_t shard,
-		  std::int64_t max_drift_ms) noexcept
+		  std::int64_t max_drift_ms, std::int64_t *lead_ceiling_ms) noexcept
 {
 	if (now_unix_ms < layout.epoch_ms)
 		return Step{Step::Kind::before_epoch, state, 0, 0};
@@ -23,13 +23,22 @@ next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms, st
 	const std::int64_t from_clock = now_offset << layout.seq_bits;
 	const std::int64_t next = std::max(from_clock, prev + 1);
 
+	// How far the state may run ahead of the clock: max_drift_ms, or the
+	// lead ceiling while the state is already beyond it.
+	const std::int64_t drift = std::max<std::int64_t>(max_drift_ms, 0);
+	const std::int64_t prev_lead = (prev >> layout.seq_bits) - now_offset;
+	if (prev_lead > drift)
+		*lead_ceiling_ms = std::max(*lead_ceiling_ms, prev_lead);
+	else
+		*lead_ceiling_ms = 0;
+	const std::int64_t allowed = std::max(drift, *lead_ceiling_ms);
+
 	// The highest state allowed at this clock reading: the last counter
-	// value of the millisecond max_drift_ms ahead.
-	const std::int64_t drift_offset = std::min(now_offset + std::max<std::int64_t>(max_drift_ms, 0),
-											   layout.max_offset_ms());
-	const std::int64_t drift_limit = (drift_offset << layout.seq_bits) | layout.max_seq();
-	if (next > drift_limit && prev <= drift_limit) {
-		const std::int64_t ahead_ms = (next >> layout.seq_bits) - now_offset - max_drift_ms;
+	// value of the millisecond `allowed` ahead.
+	const std::int64_t allowed_offset = std::min(now_offset + allowed, layout.max_offset_ms());
+	const std::int64_t allowed_limit = (allowed_offset << layout.seq_bits) | layout.max_seq();
+	if (next > allowed_limit) {
+		const std::int64_t ahead_ms = (next >> layout.seq_bits) - now_offset - allowed;
 		return Step{Step::Kind::wait, state, 0, std::max<std::int64_t>(ahead_ms, 1)};
 	}
 

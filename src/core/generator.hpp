@@ -10,10 +10,19 @@
 // stepping backwards leaves the generator counting from its last state.
 //
 // Borrowing is capped: a step that would carry the state more than
-// max_drift_ms ahead of the clock asks the caller to wait instead. The cap
-// is only enforced when the step would cross it; a state already beyond it
-// (the clock stepped back, or the cap was lowered) keeps counting, since
-// waiting out a clock step of an hour would stall every writer for an hour.
+// max_drift_ms ahead of the clock asks the caller to wait instead. A state
+// already beyond the cap (the clock stepped back, or the cap was lowered)
+// is not made to wait until the clock catches up, since waiting out a clock
+// step of an hour would stall every writer for an hour; but its lead over
+// the clock may not grow either. The caller keeps, per generator, the lead
+// ceiling: the largest lead it has seen beyond the cap (0 while within it).
+// Beyond the cap the state may move into a new millisecond only while its
+// lead stays within that ceiling, so it advances at most as fast as the
+// clock: 2^seq_bits IDs per millisecond, callers waiting for the rest.
+// A ceiling is only ever a lead some step observed, so callers that each
+// keep their own (or lose it, and start again from the lead they see)
+// never take the lead past max(its value when the clock stepped back,
+// max_drift_ms).
 #pragma once
 
 #include <cstdint>
@@ -51,9 +60,11 @@ state_to_id(const Layout &layout, std::int64_t state, std::int64_t shard)
 		   (state & layout.max_seq());
 }
 
-// Computes the step after state at wall clock now_unix_ms for shard.
+// Computes the step after state at wall clock now_unix_ms for shard, and
+// updates the caller's lead ceiling (ms) for this generator.
 Step next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms,
-			   std::int64_t shard, std::int64_t max_drift_ms) noexcept;
+			   std::int64_t shard, std::int64_t max_drift_ms,
+			   std::int64_t *lead_ceiling_ms) noexcept;
 
 // A state to make durable before issuing `state`: ahead_ms milliseconds
 // further, capped at max_state so it always fits.

@@ -9,22 +9,34 @@
  * configure() and a restore's COPY alike.
  *
  * The layout may not change once a generator has issued an ID. The marker
- * is the sequence shardid.ids_issued: the first next_id() of a backend
- * calls nextval() on it (non-transactional and WAL-logged, so an aborted
- * transaction still counts), and only then reads the layout it will use.
- * configure() locks layout_config and refuses once ids_issued is_called;
- * a backend marking the sequence while configure() runs reads the layout
- * after configure() commits, because it reads with a fresh snapshot and
- * its AccessShareLock waits for configure()'s lock.
+ * is the sequence shardid.ids_issued: when the first next_id() of a backend
+ * has passed every check and is about to issue, it advances the marker
+ * (non-transactional and WAL-logged, so an aborted transaction still
+ * counts; from C, so ordinary roles need no privilege on the marker and
+ * cannot advance it themselves), rereads the layout and starts over with
+ * it. configure() locks layout_config and refuses once ids_issued
+ * is_called; a backend marking the sequence while configure() runs reads
+ * the layout after configure() commits, because it reads with a fresh
+ * snapshot and its AccessShareLock waits for configure()'s lock.
+ *
+ * next_id() refuses to run in a transaction that changed the layout (the
+ * trigger remembers the transaction; a row written by it is noticed too):
+ * if that transaction rolled back, the generator state would be left in
+ * the units of a layout that never existed.
  */
 #include "shardid_pg.h"
+#include "compat.h"
 
 extern "C" {
 #include "access/htup_details.h"
+#include "access/transam.h"
+#include "access/xact.h"
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
+#include "commands/sequence.h"
 #include "commands/trigger.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
@@ -32,6 +44,7 @@ extern "C" {
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(shardid_layout);
 PG_FUNCTION_INFO_V1(shardid_check_layout);
@@ -43,6 +56,12 @@ static bool layout_valid = false;
 static bool layout_marked = false;
 static Oid	layout_table_oid = InvalidOid;
 static bool callback_registered = false;
+
+/* The layout row cached was written by the current transaction. */
+static bool layout_uncommitted = false;
+
+/* The transaction (local id) that last changed layout_config here. */
+static LocalTransactionId layout_changed_lxid = InvalidLocalTransactionId;
 
 /* Forgets the cached layout; the next current_layout() reads it again. */
 static void
@@ -92,9 +111,12 @@ load_layout(void)
 	shardid::Layout layout = shardid::kDefaultLayout;
 	HeapTuple	tup;
 	int			rows = 0;
+	bool		uncommitted = false;
 
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
+		if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
+			uncommitted = true;
 		Datum		values[4];
 		bool		nulls[4];
 
@@ -122,8 +144,21 @@ load_layout(void)
 				 errmsg("shardid.layout_config holds %d rows, expected at most one", rows)));
 
 	cached_layout = layout;
+	layout_uncommitted = uncommitted;
 	layout_table_oid = relid;
 	layout_valid = true;
+}
+
+/* Refuses to generate with a layout this transaction changed. */
+static void
+refuse_uncommitted_layout(void)
+{
+	if (layout_changed_lxid == SHARDID_MY_LXID() || (layout_valid && layout_uncommitted))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("next_id() cannot run in the transaction that changed the layout"),
+				 errdetail("Were the transaction rolled back, generators would keep states in the units of a layout that never took effect."),
+				 errhint("Commit the configure() first, then call next_id() in a new transaction.")));
 }
 
 const shardid::Layout &
@@ -134,16 +169,26 @@ current_layout(void)
 	return cached_layout;
 }
 
-const shardid::Layout &
-generator_layout(void)
+bool
+generator_layout(shardid::Layout *layout)
 {
 	if (unlikely(!layout_marked))
 	{
-		DirectFunctionCall1(nextval_oid, ObjectIdGetDatum(shardid_relation_oid("ids_issued")));
+		refuse_uncommitted_layout();
 		load_layout();
-		layout_marked = true;
+		refuse_uncommitted_layout();
 	}
-	return cached_layout;
+	*layout = cached_layout;
+	return layout_marked;
+}
+
+void
+mark_layout_in_use(void)
+{
+	(void) nextval_internal(shardid_relation_oid("ids_issued"), false);
+	load_layout();
+	refuse_uncommitted_layout();
+	layout_marked = true;
 }
 
 int64
@@ -314,6 +359,31 @@ shardid_check_layout(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(epoch_ms);
 }
 
+/*
+ * Drops every cached plan in every backend (at commit): the decoders are
+ * IMMUTABLE, so plans hold their results folded to constants, and plans
+ * that read no table are not reset by a relcache invalidation. Any change
+ * of a pg_namespace row makes each backend's plan cache reset itself, so
+ * this sends one for the shardid schema's (unchanged) row.
+ */
+static void
+invalidate_cached_plans(void)
+{
+	Oid			nsp = get_namespace_oid("shardid", true);
+
+	if (!OidIsValid(nsp))
+		return;
+	Relation	rel = table_open(NamespaceRelationId, AccessShareLock);
+	HeapTuple	tup = SearchSysCacheCopy1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+
+	if (HeapTupleIsValid(tup))
+	{
+		CacheInvalidateHeapTuple(rel, tup, NULL);
+		heap_freetuple(tup);
+	}
+	table_close(rel, AccessShareLock);
+}
+
 /* Statement trigger on layout_config: tell every backend to reread it. */
 extern "C" Datum
 shardid_layout_changed(PG_FUNCTION_ARGS)
@@ -322,6 +392,9 @@ shardid_layout_changed(PG_FUNCTION_ARGS)
 		elog(ERROR, "shardid_layout_changed: not called by trigger manager");
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 
+	layout_changed_lxid = SHARDID_MY_LXID();
+	forget_layout();
 	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	invalidate_cached_plans();
 	return PointerGetDatum(NULL);
 }

@@ -79,6 +79,35 @@ static CheckedSequence checked[kCheckedSlots];
 static int	next_slot = 0;
 static bool callbacks_registered = false;
 
+/*
+ * The lead ceiling of each generator this backend used lately (see
+ * generator.hpp): 0 while the generator is within shardid.max_drift.
+ * Losing an entry is safe (the next step starts again from the lead it
+ * sees), so a few slots, reused in turn, are enough.
+ */
+struct DriftCeiling
+{
+	Oid			relid;
+	int64		lead_ms;
+};
+
+static DriftCeiling ceilings[kCheckedSlots];
+static int	next_ceiling = 0;
+
+/* The lead ceiling slot of a generator, claiming one if it has none. */
+static int64 *
+lead_ceiling(Oid relid)
+{
+	for (auto &slot : ceilings)
+		if (slot.relid == relid)
+			return &slot.lead_ms;
+	DriftCeiling &slot = ceilings[next_ceiling];
+
+	next_ceiling = (next_ceiling + 1) % kCheckedSlots;
+	slot = DriftCeiling{relid, 0};
+	return &slot.lead_ms;
+}
+
 /* Cache callback: forget every check (invalidations are rare). */
 static void
 forget_checked_sequences(Datum, int, uint32)
@@ -91,6 +120,9 @@ forget_checked_sequences(Datum, int, uint32)
 static void
 forget_checked_relation(Datum arg, Oid relid)
 {
+	for (auto &slot : ceilings)
+		if (relid == InvalidOid || slot.relid == relid)
+			slot = DriftCeiling{InvalidOid, 0};
 	for (auto &slot : checked)
 		if (relid == InvalidOid || slot.relid == relid)
 		{
@@ -233,13 +265,18 @@ shardid_next_id(PG_FUNCTION_ARGS)
 	PreventCommandIfReadOnly("shardid.next_id()");
 	PreventCommandIfParallelMode("shardid.next_id()");
 
-	const shardid::Layout &layout = generator_layout();
+	shardid::Layout layout;
+	bool		marked;
+
+restart:
+	marked = generator_layout(&layout);
 
 	if (shard < 0 || shard > layout.max_shard())
 		report_layout_status(shardid::Status::shard_out_of_range, layout, shard);
 
 	Relation	rel = open_generator(relid, layout);
 	bool		needs_wal = RelationNeedsWAL(rel);
+	int64	   *ceiling = lead_ceiling(relid);
 
 	for (;;)
 	{
@@ -253,11 +290,11 @@ shardid_next_id(PG_FUNCTION_ARGS)
 		 * The clock is read under the lock: a reading taken before waiting
 		 * for the lock could be older than the state by more than the drift
 		 * cap, and next_step would take it for a clock stepped back and
-		 * stop enforcing the cap for the rest of the burst.
+		 * raise the generator's lead ceiling past the cap.
 		 */
 		int64		now_ms = now_unix_ms();
 		shardid::Step step = shardid::next_step(layout, state, now_ms, shard,
-												shardid_max_drift_ms);
+												shardid_max_drift_ms, ceiling);
 
 		if (step.kind == shardid::Step::Kind::wait)
 		{
@@ -278,6 +315,16 @@ shardid_next_id(PG_FUNCTION_ARGS)
 								timestamptz_to_str(unix_ms_to_timestamptz(now_ms))),
 						 errdetail("IDs start at %s.",
 								   timestamptz_to_str(unix_ms_to_timestamptz(layout.epoch_ms)))));
+			if (state > shardid::max_state(layout))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("generator \"%s\" holds state %lld, past the last state of this layout (%lld)",
+								RelationGetRelationName(rel), (long long) state,
+								(long long) shardid::max_state(layout)),
+						 errdetail("The sequence was set beyond what the layout can hold (setval, ALTER SEQUENCE RESTART, or a restore from a database with another layout)."),
+						 errhint("setval() it to the state of its largest issued ID: (id >> %d) << %d | (id & %lld).",
+								 layout.shard_bits + layout.seq_bits, layout.seq_bits,
+								 (long long) layout.max_seq())));
 			ereport(ERROR,
 					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 					 errmsg("generator \"%s\" has run out of time: the layout ends at %s",
@@ -285,6 +332,20 @@ shardid_next_id(PG_FUNCTION_ARGS)
 							timestamptz_to_str(unix_ms_to_timestamptz(layout.last_ms()))),
 					 errdetail("With %d time bits no later ID can be represented.", layout.time_bits()),
 					 errhint("A new layout (configure() in a new database) is needed to go on.")));
+		}
+
+		/*
+		 * Every check has passed: the first ID of this backend marks the
+		 * layout in use (so configure() refuses from now on), then starts
+		 * over with the layout reread after marking, checks included.
+		 */
+		if (unlikely(!marked))
+		{
+			UnlockReleaseBuffer(buf);
+			relation_close(rel, NoLock);
+			mark_layout_in_use();
+			forget_checked_sequences((Datum) 0, 0, 0);
+			goto restart;
 		}
 
 		int64		logged = seq->is_called ? state + seq->log_cnt : 0;

@@ -27,8 +27,16 @@ extern int	shardid_max_drift_ms;
 /* The layout of this database, read once per backend and on change. */
 const shardid::Layout &current_layout(void);
 
-/* Marks the layout as in use (no more configure()) and returns it. */
-const shardid::Layout &generator_layout(void);
+/*
+ * The layout next_id() generates with, copied to *layout; refuses a layout
+ * this transaction changed. Returns whether this backend has marked the
+ * layout in use; until it has, next_id() must call mark_layout_in_use()
+ * before issuing and start over.
+ */
+bool		generator_layout(shardid::Layout *layout);
+
+/* Marks the layout in use (no more configure()) and rereads it. */
+void		mark_layout_in_use(void);
 
 /* timestamptz <-> Unix milliseconds (floor), erroring on infinities. */
 int64		timestamptz_to_unix_ms(TimestampTz ts);

@@ -92,8 +92,10 @@ root_run() {
 root_leave_all() {
 	local dir
 	for dir in "${SHARDID_ENTERED[@]}"; do
-		mountpoint -q "$dir/dev" && umount -R "$dir/dev"
-		mountpoint -q "$dir/proc" && umount "$dir/proc"
+		# lazily if a process of the root still holds /dev/shm: it is
+		# detached now and freed when that process ends
+		mountpoint -q "$dir/dev" && { umount -R "$dir/dev" 2>/dev/null || umount -R -l "$dir/dev"; }
+		mountpoint -q "$dir/proc" && { umount "$dir/proc" 2>/dev/null || umount -l "$dir/proc"; }
 	done
 	SHARDID_ENTERED=()
 }

@@ -4,8 +4,9 @@
 # by faketime) with its offset in a file, reread on every clock read, so
 # the test steps the server's wall clock while it runs. The generator keeps
 # counting from its state when the clock is behind it: no error, no wait
-# (the drift cap applies to bursts, not to clock steps), and the time part
-# of new IDs continues from the time before the step. A restart while the
+# for the clock to catch up (only a burst beyond 1024 IDs per millisecond
+# waits, so the lead does not grow), and the time part of new IDs continues
+# from the time before the step. A restart while the
 # clock is behind resumes from the recovered state; when the clock comes
 # back, the generator follows it again.
 use strict;

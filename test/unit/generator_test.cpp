@@ -1,8 +1,9 @@
 // generator_test.cpp — unit tests of the generator step next_step with a
-// fake clock: bursts, a clock stepping back, the drift cap, the layout's
-// edges, and state_ahead.
+// fake clock: bursts, a clock stepping back, the drift cap and the lead
+// ceiling beyond it, the layout's edges, and state_ahead.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -31,11 +32,15 @@ struct FakeGenerator {
 	std::int64_t shard = 5;
 	std::int64_t drift = kDrift;
 	std::int64_t last_id = -1;
+	std::int64_t ceiling = 0;	// the caller's lead ceiling for this generator
+
+	// The state's lead over the fake clock, in milliseconds.
+	std::int64_t lead() const { return (state >> layout.seq_bits) - (now - layout.epoch_ms); }
 
 	Step step()
 	{
 		const std::int64_t before = state;
-		Step s = shardid::next_step(layout, state, now, shard, drift);
+		Step s = shardid::next_step(layout, state, now, shard, drift, &ceiling);
 		if (s.kind == Step::Kind::issue) {
 			EXPECT_GT(s.state, before);
 			EXPECT_GT(s.id, last_id);
@@ -60,9 +65,18 @@ state_at(std::int64_t unix_ms, std::int64_t counter)
 	return ((unix_ms - kEpoch) << 10) | counter;
 }
 
+// One step by a caller that remembers nothing of the generator.
+Step
+fresh_step(const Layout &layout, std::int64_t state, std::int64_t now, std::int64_t shard,
+		   std::int64_t drift)
+{
+	std::int64_t ceiling = 0;
+	return shardid::next_step(layout, state, now, shard, drift, &ceiling);
+}
+
 TEST(NextStep, FirstCallTakesTheClock)
 {
-	Step s = shardid::next_step(kLayout, 0, kNow, 5, kDrift);
+	Step s = fresh_step(kLayout, 0, kNow, 5, kDrift);
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, state_at(kNow, 0));
 	std::int64_t expected = 0;
@@ -73,7 +87,7 @@ TEST(NextStep, FirstCallTakesTheClock)
 
 TEST(NextStep, NegativeStateCountsAsZero)
 {
-	Step s = shardid::next_step(kLayout, -12345, kNow, 0, kDrift);
+	Step s = fresh_step(kLayout, -12345, kNow, 0, kDrift);
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, state_at(kNow, 0));
 }
@@ -127,7 +141,8 @@ TEST(NextStep, BurstBorrowsNextMilliseconds)
 	EXPECT_EQ(s.state, state_at(kNow + 5, 0));
 }
 
-// A clock stepped back an hour keeps counting from the last state, without waiting.
+// A clock stepped back an hour keeps counting from the last state: no wait
+// for the hour, IDs at the clock's pace (1024 per millisecond).
 TEST(NextStep, ClockBackOneHourKeepsCounting)
 {
 	FakeGenerator g;
@@ -135,39 +150,139 @@ TEST(NextStep, ClockBackOneHourKeepsCounting)
 		ASSERT_EQ(g.step().kind, Step::Kind::issue);
 	const std::int64_t before = g.state;
 	g.now = kNow - kHour;
-	for (int i = 1; i <= 3000; i++) {
+	// the millisecond in use is finished without waiting
+	for (int i = 1; i <= 1021; i++) {
 		Step s = g.step();
 		ASSERT_EQ(s.kind, Step::Kind::issue) << i;
 		EXPECT_EQ(s.state, before + i);
 	}
+	EXPECT_EQ(g.ceiling, kHour);
+	// the next one waits for the clock's next millisecond, not for the hour
+	Step s = g.step();
+	ASSERT_EQ(s.kind, Step::Kind::wait);
+	EXPECT_EQ(s.wait_ms, 1);
+	// with the clock running, 3000 calls at 1000 per ms never wait
+	for (int i = 1; i <= 3000; i++) {
+		if (i % 1000 == 1)
+			g.now += 1;
+		s = g.step();
+		ASSERT_EQ(s.kind, Step::Kind::issue) << i;
+		EXPECT_EQ(s.state, before + 1021 + i);
+	}
 	// the clock advancing (still behind) does not lower anything
 	g.now = kNow - kHour + 1000;
-	Step s = g.step();
+	s = g.step();
 	ASSERT_EQ(s.kind, Step::Kind::issue);
-	EXPECT_EQ(s.state, before + 3001);
+	EXPECT_EQ(s.state, before + 4022);
 	// when the clock passes the state again, the state follows it
 	g.now = kNow + 10;
 	s = g.step();
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, state_at(kNow + 10, 0));
+	EXPECT_EQ(g.ceiling, 0);
+}
+
+// Issue 10: from a 3 s lead, bursts at twice the generator's capacity no
+// longer push the lead further (they reached 7.4 s, then 11 s): callers
+// wait, and the lead stays within the lead the generator had.
+TEST(NextStep, LeadBeyondCapDoesNotGrow)
+{
+	FakeGenerator g;
+	g.state = state_at(kNow + 3000, 0);
+	const std::int64_t start_lead = g.lead();
+	ASSERT_EQ(start_lead, 3000);
+	for (int burst = 0; burst < 2; burst++) {
+		std::int64_t issued = 0, waits = 0, max_lead = 0;
+		for (int call = 0; call < 4000000; call++) {
+			if (call % 2048 == 0)
+				g.now += 1;	// 2048 calls per millisecond of clock
+			Step s = g.step();
+			if (s.kind == Step::Kind::issue)
+				issued++;
+			else {
+				ASSERT_EQ(s.kind, Step::Kind::wait);
+				waits++;
+			}
+			max_lead = std::max(max_lead, g.lead());
+		}
+		EXPECT_LE(max_lead, start_lead) << "burst " << burst;
+		EXPECT_GT(waits, 0) << "burst " << burst;
+		// the generator still issues at its full rate: 1024 per ms of clock
+		EXPECT_GE(issued, 4000000 / 2048 * 1024 - 1024) << "burst " << burst;
+	}
+	// a pause lets the clock catch up: back within the cap, no ceiling
+	g.now += 1500;
+	EXPECT_EQ(g.step().kind, Step::Kind::issue);
+	EXPECT_LE(g.lead(), kDrift);
+	EXPECT_EQ(g.ceiling, 0);
+}
+
+// Lowering the cap below a generator's lead: the lead does not grow past
+// what it was when the cap was lowered.
+TEST(NextStep, LoweredCapHoldsTheLead)
+{
+	FakeGenerator g;
+	g.state = state_at(kNow + 1500, 1000);
+	g.drift = 0;
+	std::int64_t issued = 0;
+	Step s{};
+	while ((s = g.step()).kind == Step::Kind::issue)
+		issued++;
+	EXPECT_EQ(s.kind, Step::Kind::wait);
+	EXPECT_EQ(issued, 23);	// the rest of the millisecond it was in
+	EXPECT_EQ(g.lead(), 1500);
+	EXPECT_EQ(s.wait_ms, 1);
+}
+
+// A caller that forgets its ceiling (another backend, a new session) starts
+// again from the lead it sees, which is never more than the ceiling was.
+TEST(NextStep, ForgottenCeilingRestartsFromTheSeenLead)
+{
+	FakeGenerator a;
+	a.state = state_at(kNow + 5000, 1023);
+	a.now = kNow + 10;	// the clock moved on: lead 4990, ceiling not yet known
+	Step s = a.step();
+	EXPECT_EQ(s.kind, Step::Kind::wait);
+	EXPECT_EQ(a.ceiling, 4990);
+	FakeGenerator b = a;
+	b.ceiling = 0;
+	EXPECT_EQ(b.step().kind, Step::Kind::wait);
+	EXPECT_EQ(b.ceiling, 4990);
+	// with an older, larger ceiling a caller may use the lead the clock freed
+	a.ceiling = 5000;
+	s = a.step();
+	ASSERT_EQ(s.kind, Step::Kind::issue);
+	EXPECT_EQ(a.lead(), 4991);
+}
+
+// A clock step back while beyond the cap raises the ceiling to the new lead.
+TEST(NextStep, SecondClockStepRaisesTheCeiling)
+{
+	FakeGenerator g;
+	g.state = state_at(kNow + 3000, 0);
+	EXPECT_EQ(g.step().kind, Step::Kind::issue);
+	EXPECT_EQ(g.ceiling, 3000);
+	g.now -= kHour;
+	EXPECT_EQ(g.step().kind, Step::Kind::issue);
+	EXPECT_EQ(g.ceiling, kHour + 3000);
 }
 
 // The cap: a state may reach the last counter of now + max_drift, not beyond.
 TEST(NextStep, DriftCapWaitsExactlyWhenCrossing)
 {
 	const std::int64_t cap = state_at(kNow + kDrift, 1023);
-	Step s = shardid::next_step(kLayout, cap - 1, kNow, 5, kDrift);
+	Step s = fresh_step(kLayout, cap - 1, kNow, 5, kDrift);
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, cap);
 
-	s = shardid::next_step(kLayout, cap, kNow, 5, kDrift);
+	s = fresh_step(kLayout, cap, kNow, 5, kDrift);
 	ASSERT_EQ(s.kind, Step::Kind::wait);
 	EXPECT_EQ(s.state, cap);
 	EXPECT_EQ(s.id, 0);
 	EXPECT_EQ(s.wait_ms, 1);
 
 	// one millisecond later the step goes through
-	s = shardid::next_step(kLayout, cap, kNow + 1, 5, kDrift);
+	s = fresh_step(kLayout, cap, kNow + 1, 5, kDrift);
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, cap + 1);
 }
@@ -194,24 +309,34 @@ TEST(NextStep, BurstStopsAtTheCap)
 	}
 }
 
-// A state already past the cap (clock stepped back, or the cap lowered) keeps counting.
+// A state already past the cap (clock stepped back, or the cap lowered)
+// keeps counting within its millisecond, and at the clock's pace after.
 TEST(NextStep, StateBeyondCapKeepsCounting)
 {
 	const std::int64_t far = state_at(kNow + 10 * kDrift, 17);
-	Step s = shardid::next_step(kLayout, far, kNow, 5, kDrift);
+	Step s = fresh_step(kLayout, far, kNow, 5, kDrift);
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, far + 1);
-	s = shardid::next_step(kLayout, far, kNow, 5, 0);
+	s = fresh_step(kLayout, far, kNow, 5, 0);
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, far + 1);
+	// the last counter of its millisecond: the next waits for the clock
+	const std::int64_t full = state_at(kNow + 10 * kDrift, 1023);
+	s = fresh_step(kLayout, full, kNow, 5, kDrift);
+	ASSERT_EQ(s.kind, Step::Kind::wait);
+	EXPECT_EQ(s.wait_ms, 1);
+	std::int64_t ceiling = 10 * kDrift;
+	s = shardid::next_step(kLayout, full, kNow + 1, 5, kDrift, &ceiling);
+	ASSERT_EQ(s.kind, Step::Kind::issue);
+	EXPECT_EQ(s.state, full + 1);
 }
 
 TEST(NextStep, NegativeDriftActsAsZero)
 {
-	Step s = shardid::next_step(kLayout, state_at(kNow, 1022), kNow, 5, -100);
+	Step s = fresh_step(kLayout, state_at(kNow, 1022), kNow, 5, -100);
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, state_at(kNow, 1023));
-	s = shardid::next_step(kLayout, state_at(kNow, 1023), kNow, 5, -100);
+	s = fresh_step(kLayout, state_at(kNow, 1023), kNow, 5, -100);
 	EXPECT_EQ(s.kind, Step::Kind::wait);
 	EXPECT_GE(s.wait_ms, 1);
 }
@@ -219,20 +344,20 @@ TEST(NextStep, NegativeDriftActsAsZero)
 TEST(NextStep, BeforeEpoch)
 {
 	const std::int64_t st = state_at(kNow, 3);
-	Step s = shardid::next_step(kLayout, st, kEpoch - 1, 5, kDrift);
+	Step s = fresh_step(kLayout, st, kEpoch - 1, 5, kDrift);
 	EXPECT_EQ(s.kind, Step::Kind::before_epoch);
 	EXPECT_EQ(s.state, st);
 	EXPECT_EQ(s.id, 0);
-	s = shardid::next_step(kLayout, 0, 0, 5, kDrift);
+	s = fresh_step(kLayout, 0, 0, 5, kDrift);
 	EXPECT_EQ(s.kind, Step::Kind::before_epoch);
-	s = shardid::next_step(kLayout, 0, std::numeric_limits<std::int64_t>::min(), 5, kDrift);
+	s = fresh_step(kLayout, 0, std::numeric_limits<std::int64_t>::min(), 5, kDrift);
 	EXPECT_EQ(s.kind, Step::Kind::before_epoch);
 	// the epoch itself is fine (a state of 0 or less counts as issued)
-	s = shardid::next_step(kLayout, -1, kEpoch, 0, kDrift);
+	s = fresh_step(kLayout, -1, kEpoch, 0, kDrift);
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, 1);
 	EXPECT_EQ(s.id, 1);
-	s = shardid::next_step(kLayout, 0, kEpoch + 1, 0, kDrift);
+	s = fresh_step(kLayout, 0, kEpoch + 1, 0, kDrift);
 	ASSERT_EQ(s.kind, Step::Kind::issue);
 	EXPECT_EQ(s.state, 1 << 10);
 	EXPECT_EQ(s.id, 1 << 23);
@@ -240,10 +365,10 @@ TEST(NextStep, BeforeEpoch)
 
 TEST(NextStep, ClockPastLayoutEndIsExhausted)
 {
-	Step s = shardid::next_step(kLayout, state_at(kNow, 0), kLast + 1, 5, kDrift);
+	Step s = fresh_step(kLayout, state_at(kNow, 0), kLast + 1, 5, kDrift);
 	EXPECT_EQ(s.kind, Step::Kind::exhausted);
 	EXPECT_EQ(s.state, state_at(kNow, 0));
-	s = shardid::next_step(kLayout, 0, std::numeric_limits<std::int64_t>::max(), 5, kDrift);
+	s = fresh_step(kLayout, 0, std::numeric_limits<std::int64_t>::max(), 5, kDrift);
 	EXPECT_EQ(s.kind, Step::Kind::exhausted);
 }
 
@@ -286,7 +411,7 @@ TEST(NextStep, BurstNearEndIsExhaustedNotWrapped)
 
 TEST(NextStep, StatePastMaxIsExhausted)
 {
-	Step s = shardid::next_step(kLayout, std::numeric_limits<std::int64_t>::max(), kNow, 5, kDrift);
+	Step s = fresh_step(kLayout, std::numeric_limits<std::int64_t>::max(), kNow, 5, kDrift);
 	EXPECT_EQ(s.kind, Step::Kind::exhausted);
 }
 

@@ -1,0 +1,66 @@
+-- install_schema: CREATE EXTENSION refuses a schema "shardid" that a
+-- non-superuser prepared (owns, or may create in), so no one can plant an
+-- overload such as next_id(integer, text) beside shardid's functions.
+SET client_min_messages = warning;
+\set regress_db :DBNAME
+DROP DATABASE IF EXISTS regress_install_schema;
+DROP ROLE IF EXISTS regress_squatter;
+CREATE DATABASE regress_install_schema;
+CREATE ROLE regress_squatter;
+GRANT CREATE ON DATABASE regress_install_schema TO regress_squatter;
+\c regress_install_schema
+SET client_min_messages = warning;
+\set SHOW_CONTEXT never
+
+-- A role with CREATE on the database squats the schema and plants an overload.
+SET ROLE regress_squatter;
+CREATE SCHEMA shardid;
+CREATE FUNCTION shardid.next_id(integer, text) RETURNS bigint
+    LANGUAGE sql AS 'SELECT 42::bigint';
+RESET ROLE;
+CREATE EXTENSION shardid;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS extensions FROM pg_extension WHERE extname = 'shardid';
+
+-- Owned by a superuser but open to CREATE by others: refused as well.
+DROP SCHEMA shardid CASCADE;
+CREATE SCHEMA shardid;
+GRANT CREATE ON SCHEMA shardid TO regress_squatter, PUBLIC;
+CREATE EXTENSION shardid;
+\echo :LAST_ERROR_SQLSTATE
+REVOKE CREATE ON SCHEMA shardid FROM PUBLIC;
+CREATE EXTENSION shardid;
+\echo :LAST_ERROR_SQLSTATE
+REVOKE CREATE ON SCHEMA shardid FROM regress_squatter;
+
+-- A superuser's own schema (e.g. left by DROP EXTENSION, or restored by
+-- pg_dump) is accepted.
+CREATE EXTENSION shardid;
+SELECT pg_get_userbyid(nspowner) = current_user AS superuser_owned
+  FROM pg_namespace WHERE nspname = 'shardid';
+DROP EXTENSION shardid;
+SELECT count(*) AS schema_left FROM pg_namespace WHERE nspname = 'shardid';
+CREATE EXTENSION shardid;
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+
+-- The DEFAULT the README shows is regclass-typed: it calls shardid's
+-- next_id(integer, regclass) even if an (integer, text) overload existed.
+CREATE SEQUENCE public.photos_gen AS bigint;
+CREATE TABLE public.photos (
+    id bigint PRIMARY KEY DEFAULT shardid.next_id(5, 'public.photos_gen'::regclass),
+    caption text
+);
+SELECT pg_get_expr(adbin, adrelid) AS id_default FROM pg_attrdef
+ WHERE adrelid = 'public.photos'::regclass;
+INSERT INTO public.photos (caption) VALUES ('dog') RETURNING shardid.id_shard(id) AS shard;
+
+-- Shard helpers write the regclass-typed form too.
+SELECT shardid.create_shard(3);
+SELECT shardid.create_table('public.photos');
+SELECT pg_get_expr(adbin, adrelid) AS shard_default FROM pg_attrdef
+ WHERE adrelid = 'shard_0003.photos'::regclass;
+
+\c :regress_db
+SET client_min_messages = warning;
+DROP DATABASE regress_install_schema;
+DROP ROLE regress_squatter;

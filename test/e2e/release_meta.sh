@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# test/e2e/release_meta.sh — the release metadata agree: META.json is valid
+# JSON in the shape of the PGXN meta spec 1.0.0, its version is
+# shardid.control's default_version (0.2 -> 0.2.0), it provides the install
+# script of that version, its PostgreSQL prerequisite is debian/pgversions'
+# oldest major, debian/changelog packages the same upstream version, and
+# CHANGELOG.md has a section for it.
+# Needs no server.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source test/lib/e2e.sh
+
+ctl=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
+[ -n "$ctl" ] || fail "no default_version in shardid.control"
+pgmin=$(grep -v '^#' debian/pgversions | sed -n 's/^\([0-9][0-9]*\)+$/\1/p')
+[ -n "$pgmin" ] || fail "debian/pgversions does not name the oldest major as NN+"
+deb=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' debian/changelog)
+grep -qE "^## ${ctl//./\\.}( |$)" CHANGELOG.md || fail "CHANGELOG.md has no section '## $ctl' for shardid.control's default_version"
+echo "ok - CHANGELOG.md has a section for $ctl"
+
+CTL=$ctl PGMIN=$pgmin DEB=$deb perl -MJSON::PP -e '
+use strict; use warnings;
+my @bad;
+sub bad { push @bad, @_ }
+open my $fh, "<:raw", "META.json" or die "META.json: $!\n";
+my $text = do { local $/; <$fh> };
+my $m = eval { JSON::PP->new->utf8->decode($text) };
+if (!$m) { print "FAIL: META.json is not valid JSON: $@"; exit 1 }
+print "ok - META.json is valid JSON\n";
+
+for my $k (qw(name abstract version maintainer license provides meta-spec)) {
+    bad("required key \"$k\" missing") unless defined $m->{$k};
+}
+bad("meta-spec version is not 1.0.0") unless ($m->{"meta-spec"}{version} // "") eq "1.0.0";
+bad("name is not shardid") unless ($m->{name} // "") eq "shardid";
+bad("license is not postgresql (LICENSE is the PostgreSQL License)") unless ($m->{license} // "") eq "postgresql";
+bad("maintainer is empty") unless ref $m->{maintainer} eq "ARRAY" ? @{$m->{maintainer}} : $m->{maintainer};
+my $semver = qr/^\d+\.\d+\.\d+$/;
+my $want = $ENV{CTL} =~ /^\d+\.\d+$/ ? "$ENV{CTL}.0" : $ENV{CTL};
+my $v = $m->{version} // "";
+bad("version \"$v\" is not semantic (X.Y.Z)") unless $v =~ $semver;
+bad("version \"$v\" is not shardid.control default_version $ENV{CTL} (as $want)") unless $v eq $want;
+my $p = $m->{provides}{shardid};
+if (!$p) { bad("provides has no shardid") }
+else {
+    bad("provides.shardid.version \"" . ($p->{version} // "") . "\" is not $want") unless ($p->{version} // "") eq $want;
+    my $file = "sql/shardid--$ENV{CTL}.sql";
+    bad("provides.shardid.file \"" . ($p->{file} // "") . "\" is not $file") unless ($p->{file} // "") eq $file;
+    bad("provides.shardid.abstract missing") unless $p->{abstract};
+    bad("provides.shardid.docfile $p->{docfile} does not exist") if $p->{docfile} && !-f $p->{docfile};
+}
+my $pg = $m->{prereqs}{runtime}{requires}{PostgreSQL} // "";
+bad("prereqs.runtime.requires.PostgreSQL \"$pg\" is not $ENV{PGMIN}.0.0 (debian/pgversions: $ENV{PGMIN}+)")
+    unless $pg eq "$ENV{PGMIN}.0.0";
+bad("tags missing") unless ref $m->{tags} eq "ARRAY" && @{$m->{tags}};
+# resources are optional: the project has no public address yet
+bad("resources is not an object") if exists $m->{resources} && ref $m->{resources} ne "HASH";
+(my $up = $ENV{DEB}) =~ s/-[^-]*$//;
+bad("debian/changelog packages $ENV{DEB}, upstream $up, not $v") unless $up eq $v;
+if (@bad) { print "FAIL: META.json: $_\n" for @bad; exit 1 }
+print "ok - META.json: version $v = shardid.control $ENV{CTL} = debian/changelog $ENV{DEB}; provides sql/shardid--$ENV{CTL}.sql; PostgreSQL >= $ENV{PGMIN}\n";
+' || fail "release metadata disagree"
+echo "release_meta: all checks passed"
