@@ -13,7 +13,10 @@
 #      frozen trigger or half copy is left on either node;
 #   3. a shard whose schema name has a quote, a semicolon and capitals;
 #   4. refusals: wal_level, a table without replica identity, bad arguments,
-#      an unreachable router, resuming to another node.
+#      an unreachable router, resuming to another node, DDL during the copy;
+#      the --offline path;
+#   5. shardid-rebalance: a dry run that changes nothing, then the planned
+#      moves onto an empty node.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
@@ -268,6 +271,16 @@ done
 out=$("${move[@]}" --shard 5 --abort 2>&1) && fail "--abort without a move succeeded"
 [[ $out == *'no move of shard 5 is in progress'* ]] || fail "--abort without a move: $out"
 ok "--abort without a move in progress refused"
+# DDL on the source during the copy: detected, the move rolls back.
+start_paused 5 "$(case $(sql "$R" <<<"SELECT node FROM shardid.shard_placement WHERE shard = 5") in a) echo b ;; *) echo a ;; esac)" copy
+from5=$(sql "$R" <<<"SELECT node FROM shardid.shard_placement WHERE shard = 5")
+sql "$([ "$from5" = a ] && echo "$A" || echo "$B")" >/dev/null <<<"ALTER TABLE shard_0005.posts ADD COLUMN mood text"
+rm -f "$pausefile"
+wait $bg && fail "a move across DDL succeeded" || true
+grep -q 'changed on "'"$from5"'" during the copy' "$router_DIR/bg.log" || { cat "$router_DIR/bg.log"; fail "DDL not detected"; }
+expect "DDL during the copy: rolled back, shard 5 stays on $from5" "$(where 5 | cut -d' ' -f1)" "$from5"
+expect "DDL during the copy: nothing left behind" "$(leftovers)" "$clean"
+sql "$([ "$from5" = a ] && echo "$A" || echo "$B")" >/dev/null <<<"ALTER TABLE shard_0005.posts DROP COLUMN mood"
 # The target restarts during the copy: the subscription reconnects, the move completes.
 case $(sql "$R" <<<"SELECT node FROM shardid.shard_placement WHERE shard = 5") in a) to=b tdir=$node_b_DIR ;; *) to=a tdir=$node_a_DIR ;; esac
 start_paused 5 $to copy
