@@ -33,6 +33,18 @@ CREATE EXTENSION shardid;
 \echo :LAST_ERROR_SQLSTATE
 REVOKE CREATE ON SCHEMA shardid FROM regress_squatter;
 
+-- 0.1 did not check: a 0.1 installed into a schema others may create in
+-- is not updated to 0.2 until that is fixed.
+GRANT CREATE ON SCHEMA shardid TO regress_squatter;
+CREATE EXTENSION shardid VERSION '0.1';
+ALTER EXTENSION shardid UPDATE TO '0.2';
+\echo :LAST_ERROR_SQLSTATE
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+REVOKE CREATE ON SCHEMA shardid FROM regress_squatter;
+ALTER EXTENSION shardid UPDATE TO '0.2';
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+DROP EXTENSION shardid;
+
 -- A superuser's own schema (e.g. left by DROP EXTENSION, or restored by
 -- pg_dump) is accepted.
 CREATE EXTENSION shardid;

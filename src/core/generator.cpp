@@ -14,7 +14,8 @@ next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms, st
 
 	const std::int64_t limit = max_state(layout);
 	// Offsets past the end of the layout saturate: they can only fail.
-	const std::int64_t now_offset = std::min(now_unix_ms - layout.epoch_ms, layout.max_offset_ms() + 1);
+	const std::int64_t now_offset =
+		std::min(now_unix_ms - layout.epoch_ms, layout.max_offset_ms() + 1);
 	const std::int64_t prev = std::max<std::int64_t>(state, 0);
 
 	if (now_offset > layout.max_offset_ms() || prev >= limit)

@@ -33,10 +33,10 @@ namespace shardid {
 
 struct Step {
 	enum class Kind : std::uint8_t {
-		issue,			// state and id are set
-		wait,			// retry once the clock has moved (wait_ms is a hint)
-		before_epoch,	// the clock reads earlier than the layout's epoch
-		exhausted,		// the next state would be past the layout's last ms
+		issue,         // state and id are set
+		wait,          // retry once the clock has moved (wait_ms is a hint)
+		before_epoch,  // the clock reads earlier than the layout's epoch
+		exhausted,     // the next state would be past the layout's last ms
 	};
 	Kind kind;
 	std::int64_t state;

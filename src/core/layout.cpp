@@ -43,8 +43,7 @@ compose(const Layout &layout, std::int64_t unix_ms, std::int64_t shard, std::int
 	Status st = check_time(layout, unix_ms);
 	if (st != Status::ok)
 		return st;
-	*id = ((unix_ms - layout.epoch_ms) << layout.time_shift()) |
-		  (shard << layout.seq_bits) | seq;
+	*id = ((unix_ms - layout.epoch_ms) << layout.time_shift()) | (shard << layout.seq_bits) | seq;
 	return Status::ok;
 }
 

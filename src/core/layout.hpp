@@ -25,10 +25,10 @@ enum class Status : std::uint8_t {
 };
 
 // Limits a layout must respect, shared by validation and error messages.
-constexpr int kMaxFieldBits = 31;		// shard and seq are returned as int4
-constexpr int kMinTimeBits = 35;		// at least ~397 days of IDs
-constexpr std::int64_t kMinEpochMs = 0;	// 1970-01-01 UTC
-constexpr std::int64_t kMaxEpochMs = 253402300799999;	// 9999-12-31 23:59:59.999 UTC
+constexpr int kMaxFieldBits = 31;                      // shard and seq are returned as int4
+constexpr int kMinTimeBits = 35;                       // at least ~397 days of IDs
+constexpr std::int64_t kMinEpochMs = 0;                // 1970-01-01 UTC
+constexpr std::int64_t kMaxEpochMs = 253402300799999;  // 9999-12-31 23:59:59.999 UTC
 // Last Unix millisecond PostgreSQL's timestamptz can hold (294276-12-31).
 constexpr std::int64_t kMaxUnixMs = 9224318015999999;
 
@@ -64,8 +64,8 @@ struct Parts {
 };
 
 // Builds an ID from a Unix millisecond, a shard and a sequence value.
-Status compose(const Layout &layout, std::int64_t unix_ms, std::int64_t shard,
-			   std::int64_t seq, std::int64_t *id) noexcept;
+Status compose(const Layout &layout, std::int64_t unix_ms, std::int64_t shard, std::int64_t seq,
+			   std::int64_t *id) noexcept;
 
 // Splits an ID into its fields; negative IDs are refused.
 Status decode(const Layout &layout, std::int64_t id, Parts *out) noexcept;

@@ -12,11 +12,11 @@ constexpr std::size_t kMaxShortcodeLen = 11;
 
 enum class ShortcodeStatus : std::uint8_t {
 	ok,
-	negative,		// to_shortcode of a negative value
-	empty,			// from_shortcode of ""
-	bad_char,		// a character outside the alphabet
-	leading_zero,	// a leading 'A' (the zero digit) on a longer code
-	too_large,		// more than 63 bits
+	negative,      // to_shortcode of a negative value
+	empty,         // from_shortcode of ""
+	bad_char,      // a character outside the alphabet
+	leading_zero,  // a leading 'A' (the zero digit) on a longer code
+	too_large,     // more than 63 bits
 };
 
 // Writes the code of id (>= 0) into out (kMaxShortcodeLen bytes, no NUL)

@@ -54,7 +54,7 @@ PG_FUNCTION_INFO_V1(shardid_layout_changed);
 static shardid::Layout cached_layout = shardid::kDefaultLayout;
 static bool layout_valid = false;
 static bool layout_marked = false;
-static Oid	layout_table_oid = InvalidOid;
+static Oid layout_table_oid = InvalidOid;
 static bool callback_registered = false;
 
 /* The layout row cached was written by the current transaction. */
@@ -83,14 +83,13 @@ layout_relcache_callback(Datum, Oid relid)
 static Oid
 shardid_relation_oid(const char *relname)
 {
-	Oid			nsp = get_namespace_oid("shardid", true);
-	Oid			relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
+	Oid nsp = get_namespace_oid("shardid", true);
+	Oid relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
 
 	if (!OidIsValid(relid))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("relation shardid.%s does not exist", relname),
-				 errhint("Run CREATE EXTENSION shardid in this database.")));
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("relation shardid.%s does not exist", relname),
+						errhint("Run CREATE EXTENSION shardid in this database.")));
 	return relid;
 }
 
@@ -104,34 +103,32 @@ load_layout(void)
 		callback_registered = true;
 	}
 
-	Oid			relid = shardid_relation_oid("layout_config");
-	Relation	rel = table_open(relid, AccessShareLock);
-	Snapshot	snap = RegisterSnapshot(GetLatestSnapshot());
+	Oid relid = shardid_relation_oid("layout_config");
+	Relation rel = table_open(relid, AccessShareLock);
+	Snapshot snap = RegisterSnapshot(GetLatestSnapshot());
 	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
 	shardid::Layout layout = shardid::kDefaultLayout;
-	HeapTuple	tup;
-	int			rows = 0;
-	bool		uncommitted = false;
+	HeapTuple tup;
+	int rows = 0;
+	bool uncommitted = false;
 
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
 		if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
 			uncommitted = true;
-		Datum		values[4];
-		bool		nulls[4];
+		Datum values[4];
+		bool nulls[4];
 
 		heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
 		if (nulls[1] || nulls[2] || nulls[3])
 			elog(ERROR, "shardid.layout_config holds a NULL");
-		shardid::Status st = shardid::make_layout(DatumGetInt64(values[1]),
-												  DatumGetInt32(values[2]),
-												  DatumGetInt32(values[3]), &layout);
+		shardid::Status st = shardid::make_layout(
+			DatumGetInt64(values[1]), DatumGetInt32(values[2]), DatumGetInt32(values[3]), &layout);
 
 		if (st != shardid::Status::ok)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("shardid.layout_config holds an invalid layout"),
-					 errhint("Fix the row with shardid.configure().")));
+			ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+							errmsg("shardid.layout_config holds an invalid layout"),
+							errhint("Fix the row with shardid.configure().")));
 		rows++;
 	}
 	table_endscan(scan);
@@ -139,9 +136,8 @@ load_layout(void)
 	table_close(rel, AccessShareLock);
 
 	if (rows > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("shardid.layout_config holds %d rows, expected at most one", rows)));
+		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+						errmsg("shardid.layout_config holds %d rows, expected at most one", rows)));
 
 	cached_layout = layout;
 	layout_uncommitted = uncommitted;
@@ -154,11 +150,13 @@ static void
 refuse_uncommitted_layout(void)
 {
 	if (layout_changed_lxid == SHARDID_MY_LXID() || (layout_valid && layout_uncommitted))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("next_id() cannot run in the transaction that changed the layout"),
-				 errdetail("Were the transaction rolled back, generators would keep states in the units of a layout that never took effect."),
-				 errhint("Commit the configure() first, then call next_id() in a new transaction.")));
+		ereport(
+			ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("next_id() cannot run in the transaction that changed the layout"),
+			 errdetail("Were the transaction rolled back, generators would keep states in the "
+					   "units of a layout that never took effect."),
+			 errhint("Commit the configure() first, then call next_id() in a new transaction.")));
 }
 
 const shardid::Layout &
@@ -195,11 +193,10 @@ int64
 timestamptz_to_unix_ms(TimestampTz ts)
 {
 	if (TIMESTAMP_NOT_FINITE(ts))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-				 errmsg("an infinite timestamp has no ID")));
+		ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+						errmsg("an infinite timestamp has no ID")));
 	/* floor division: times before 2000 are negative */
-	int64		ms = ts / 1000;
+	int64 ms = ts / 1000;
 
 	if (ts % 1000 < 0)
 		ms -= 1;
@@ -239,59 +236,55 @@ report_layout_status(shardid::Status st, const shardid::Layout &layout, int64 va
 					 errdetail("seq_bits must be between 0 and %d.", shardid::kMaxFieldBits)));
 			break;
 		case Status::bad_time_bits:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("shard_bits + seq_bits = %d leaves %d bits for time",
-							layout.shard_bits + layout.seq_bits, layout.time_bits()),
-					 errdetail("Time needs at least %d bits: shard_bits + seq_bits must be at most %d.",
-							   shardid::kMinTimeBits, 63 - shardid::kMinTimeBits)));
+			ereport(
+				ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("shard_bits + seq_bits = %d leaves %d bits for time",
+						layout.shard_bits + layout.seq_bits, layout.time_bits()),
+				 errdetail("Time needs at least %d bits: shard_bits + seq_bits must be at most %d.",
+						   shardid::kMinTimeBits, 63 - shardid::kMinTimeBits)));
 			break;
 		case Status::time_too_wide:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("shard_bits + seq_bits = %d leaves %d bits for time, more than timestamptz can hold",
-							layout.shard_bits + layout.seq_bits, layout.time_bits()),
-					 errdetail("The last ID time must be before 294277-01-01; give more bits to shard or seq.")));
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("shard_bits + seq_bits = %d leaves %d bits for time, more than "
+								   "timestamptz can hold",
+								   layout.shard_bits + layout.seq_bits, layout.time_bits()),
+							errdetail("The last ID time must be before 294277-01-01; give more "
+									  "bits to shard or seq.")));
 			break;
 		case Status::bad_epoch:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("epoch %s is out of range", unix_ms_text(value)),
-					 errdetail("The epoch must be between 1970-01-01 and 9999-12-31 UTC.")));
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("epoch %s is out of range", unix_ms_text(value)),
+							errdetail("The epoch must be between 1970-01-01 and 9999-12-31 UTC.")));
 			break;
 		case Status::shard_out_of_range:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("shard %lld is out of range", (long long) value),
-					 errdetail("This layout has %d shard bits (0..%lld).",
-							   layout.shard_bits, (long long) layout.max_shard())));
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("shard %lld is out of range", (long long) value),
+							errdetail("This layout has %d shard bits (0..%lld).", layout.shard_bits,
+									  (long long) layout.max_shard())));
 			break;
 		case Status::seq_out_of_range:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("seq %lld is out of range", (long long) value),
-					 errdetail("This layout has %d seq bits (0..%lld).",
-							   layout.seq_bits, (long long) layout.max_seq())));
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("seq %lld is out of range", (long long) value),
+							errdetail("This layout has %d seq bits (0..%lld).", layout.seq_bits,
+									  (long long) layout.max_seq())));
 			break;
 		case Status::time_before_epoch:
-			ereport(ERROR,
-					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-					 errmsg("time %s is before the layout's epoch", unix_ms_text(value)),
-					 errdetail("IDs start at %s.", unix_ms_text(layout.epoch_ms))));
+			ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+							errmsg("time %s is before the layout's epoch", unix_ms_text(value)),
+							errdetail("IDs start at %s.", unix_ms_text(layout.epoch_ms))));
 			break;
 		case Status::time_past_end:
-			ereport(ERROR,
-					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-					 errmsg("time %s is past the last time the layout can represent",
-							unix_ms_text(value)),
-					 errdetail("With %d time bits, IDs end at %s.", layout.time_bits(),
-							   unix_ms_text(layout.last_ms()))));
+			ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+							errmsg("time %s is past the last time the layout can represent",
+								   unix_ms_text(value)),
+							errdetail("With %d time bits, IDs end at %s.", layout.time_bits(),
+									  unix_ms_text(layout.last_ms()))));
 			break;
 		case Status::negative_id:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("ID %lld is negative", (long long) value),
-					 errdetail("shardid IDs are positive: the sign bit is always 0.")));
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("ID %lld is negative", (long long) value),
+							errdetail("shardid IDs are positive: the sign bit is always 0.")));
 			break;
 		case Status::ok:
 			break;
@@ -303,16 +296,16 @@ report_layout_status(shardid::Status st, const shardid::Layout &layout, int64 va
 extern "C" Datum
 shardid_layout(PG_FUNCTION_ARGS)
 {
-	TupleDesc	tupdesc;
+	TupleDesc tupdesc;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	tupdesc = BlessTupleDesc(tupdesc);
 
 	const shardid::Layout &layout = current_layout();
-	Datum		values[9];
-	bool		nulls[9] = {false};
-	bool		issued;
+	Datum values[9];
+	bool nulls[9] = {false};
+	bool issued;
 
 	/* pg_sequence_last_value() is NULL until the first nextval() */
 	{
@@ -342,17 +335,18 @@ shardid_layout(PG_FUNCTION_ARGS)
 extern "C" Datum
 shardid_check_layout(PG_FUNCTION_ARGS)
 {
-	int64		epoch_ms = timestamptz_to_unix_ms(PG_GETARG_TIMESTAMPTZ(0));
-	int32		shard_bits = PG_GETARG_INT32(1);
-	int32		seq_bits = PG_GETARG_INT32(2);
+	int64 epoch_ms = timestamptz_to_unix_ms(PG_GETARG_TIMESTAMPTZ(0));
+	int32 shard_bits = PG_GETARG_INT32(1);
+	int32 seq_bits = PG_GETARG_INT32(2);
 	shardid::Layout layout;
 	shardid::Status st = shardid::make_layout(epoch_ms, shard_bits, seq_bits, &layout);
 
 	if (st != shardid::Status::ok)
 	{
 		shardid::Layout shown{epoch_ms, shard_bits, seq_bits};
-		int64		value = st == shardid::Status::bad_shard_bits ? shard_bits
-			: st == shardid::Status::bad_seq_bits ? seq_bits : epoch_ms;
+		int64 value = st == shardid::Status::bad_shard_bits ? shard_bits
+					  : st == shardid::Status::bad_seq_bits ? seq_bits
+															: epoch_ms;
 
 		report_layout_status(st, shown, value);
 	}
@@ -369,12 +363,12 @@ shardid_check_layout(PG_FUNCTION_ARGS)
 static void
 invalidate_cached_plans(void)
 {
-	Oid			nsp = get_namespace_oid("shardid", true);
+	Oid nsp = get_namespace_oid("shardid", true);
 
 	if (!OidIsValid(nsp))
 		return;
-	Relation	rel = table_open(NamespaceRelationId, AccessShareLock);
-	HeapTuple	tup = SearchSysCacheCopy1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+	Relation rel = table_open(NamespaceRelationId, AccessShareLock);
+	HeapTuple tup = SearchSysCacheCopy1(NAMESPACEOID, ObjectIdGetDatum(nsp));
 
 	if (HeapTupleIsValid(tup))
 	{

@@ -14,24 +14,18 @@ extern "C" {
 
 SHARDID_MODULE_MAGIC;
 
-void		_PG_init(void);
+void _PG_init(void);
 }
 
-int			shardid_max_drift_ms = 2000;
+int shardid_max_drift_ms = 2000;
 
 /* Defines the GUCs and reserves the shardid.* prefix. */
 void
 _PG_init(void)
 {
-	DefineCustomIntVariable("shardid.max_drift",
-							"How far ahead of the clock a burst may carry a generator's time.",
-							"Past it, next_id() waits, holding no lock, until the clock catches up.",
-							&shardid_max_drift_ms,
-							2000,
-							0,
-							3600 * 1000,
-							PGC_SUSET,
-							GUC_UNIT_MS,
-							NULL, NULL, NULL);
+	DefineCustomIntVariable(
+		"shardid.max_drift", "How far ahead of the clock a burst may carry a generator's time.",
+		"Past it, next_id() waits, holding no lock, until the clock catches up.",
+		&shardid_max_drift_ms, 2000, 0, 3600 * 1000, PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	SHARDID_RESERVE_GUC_PREFIX("shardid");
 }

@@ -56,7 +56,7 @@ constexpr int64 kLogAheadMs = 32;
 /* Special space of a sequence page, as sequence.c lays it out. */
 struct SequenceMagic
 {
-	uint32		magic;
+	uint32 magic;
 };
 
 /*
@@ -69,14 +69,14 @@ struct SequenceMagic
  */
 struct CheckedSequence
 {
-	Oid			relid;
-	Oid			userid;
+	Oid relid;
+	Oid userid;
 	LocalTransactionId lxid;
 };
 
 constexpr int kCheckedSlots = 8;
 static CheckedSequence checked[kCheckedSlots];
-static int	next_slot = 0;
+static int next_slot = 0;
 static bool callbacks_registered = false;
 
 /*
@@ -87,12 +87,12 @@ static bool callbacks_registered = false;
  */
 struct DriftCeiling
 {
-	Oid			relid;
-	int64		lead_ms;
+	Oid relid;
+	int64 lead_ms;
 };
 
 static DriftCeiling ceilings[kCheckedSlots];
-static int	next_ceiling = 0;
+static int next_ceiling = 0;
 
 /* The lead ceiling slot of a generator, claiming one if it has none. */
 static int64 *
@@ -135,45 +135,45 @@ forget_checked_relation(Datum arg, Oid relid)
 static void
 check_sequence(Relation rel, const shardid::Layout &layout)
 {
-	Oid			relid = RelationGetRelid(rel);
+	Oid relid = RelationGetRelid(rel);
 
 	if (rel->rd_rel->relkind != RELKIND_SEQUENCE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a sequence", RelationGetRelationName(rel)),
-				 errhint("next_id() keeps its state in a sequence: CREATE SEQUENCE ... AS bigint.")));
+		ereport(
+			ERROR,
+			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+			 errmsg("\"%s\" is not a sequence", RelationGetRelationName(rel)),
+			 errhint("next_id() keeps its state in a sequence: CREATE SEQUENCE ... AS bigint.")));
 
 	if (rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("sequence \"%s\" is %s", RelationGetRelationName(rel),
-						rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP ? "temporary" : "unlogged"),
-				 errdetail("A crash resets temporary and unlogged sequences, so IDs would repeat."),
-				 errhint("Use a permanent sequence.")));
+		ereport(
+			ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("sequence \"%s\" is %s", RelationGetRelationName(rel),
+					rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP ? "temporary" : "unlogged"),
+			 errdetail("A crash resets temporary and unlogged sequences, so IDs would repeat."),
+			 errhint("Use a permanent sequence.")));
 
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_USAGE | ACL_UPDATE) != ACLCHECK_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for sequence %s", RelationGetRelationName(rel)),
-				 errhint("next_id() needs USAGE or UPDATE on the sequence.")));
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied for sequence %s", RelationGetRelationName(rel)),
+						errhint("next_id() needs USAGE or UPDATE on the sequence.")));
 
-	HeapTuple	tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(relid));
+	HeapTuple tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(relid));
 
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for sequence %u", relid);
-	int64		seqmax = ((Form_pg_sequence) GETSTRUCT(tup))->seqmax;
+	int64 seqmax = ((Form_pg_sequence) GETSTRUCT(tup))->seqmax;
 
 	ReleaseSysCache(tup);
 
 	if (seqmax < shardid::max_state(layout))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("sequence \"%s\" is too small for the generator state",
-						RelationGetRelationName(rel)),
-				 errdetail("Its MAXVALUE is %lld; this layout needs %lld.",
-						   (long long) seqmax, (long long) shardid::max_state(layout)),
-				 errhint("ALTER SEQUENCE %s AS bigint MAXVALUE 9223372036854775807.",
-						 RelationGetRelationName(rel))));
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("sequence \"%s\" is too small for the generator state",
+							   RelationGetRelationName(rel)),
+						errdetail("Its MAXVALUE is %lld; this layout needs %lld.",
+								  (long long) seqmax, (long long) shardid::max_state(layout)),
+						errhint("ALTER SEQUENCE %s AS bigint MAXVALUE 9223372036854775807.",
+								RelationGetRelationName(rel))));
 }
 
 /*
@@ -185,7 +185,7 @@ static Relation
 open_generator(Oid relid, const shardid::Layout &layout)
 {
 	LocalTransactionId lxid = SHARDID_MY_LXID();
-	Oid			userid = GetUserId();
+	Oid userid = GetUserId();
 
 	for (const auto &slot : checked)
 		if (slot.relid == relid && slot.lxid == lxid && slot.userid == userid)
@@ -204,12 +204,11 @@ open_generator(Oid relid, const shardid::Layout &layout)
 	LockRelationOid(relid, RowExclusiveLock);
 	CurrentResourceOwner = saved;
 
-	Relation	rel = try_relation_open(relid, NoLock);
+	Relation rel = try_relation_open(relid, NoLock);
 
 	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("sequence with OID %u does not exist", relid)));
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+						errmsg("sequence with OID %u does not exist", relid)));
 	check_sequence(rel, layout);
 
 	checked[next_slot] = CheckedSequence{relid, userid, lxid};
@@ -224,14 +223,14 @@ lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple)
 	*buf = ReadBuffer(rel, 0);
 	LockBuffer(*buf, BUFFER_LOCK_EXCLUSIVE);
 
-	Page		page = BufferGetPage(*buf);
-	auto	   *sm = reinterpret_cast<SequenceMagic *>(PageGetSpecialPointer(page));
+	Page page = BufferGetPage(*buf);
+	auto *sm = reinterpret_cast<SequenceMagic *>(PageGetSpecialPointer(page));
 
 	if (sm->magic != kSeqMagic)
-		elog(ERROR, "bad magic number in sequence \"%s\": %08X",
-			 RelationGetRelationName(rel), sm->magic);
+		elog(ERROR, "bad magic number in sequence \"%s\": %08X", RelationGetRelationName(rel),
+			 sm->magic);
 
-	ItemId		lp = PageGetItemId(page, FirstOffsetNumber);
+	ItemId lp = PageGetItemId(page, FirstOffsetNumber);
 
 	tuple->t_data = (HeapTupleHeader) PageGetItem(page, lp);
 	tuple->t_len = ItemIdGetLength(lp);
@@ -258,15 +257,15 @@ now_unix_ms(void)
 extern "C" Datum
 shardid_next_id(PG_FUNCTION_ARGS)
 {
-	int32		shard = PG_GETARG_INT32(0);
-	Oid			relid = PG_GETARG_OID(1);
+	int32 shard = PG_GETARG_INT32(0);
+	Oid relid = PG_GETARG_OID(1);
 
 	PreventCommandDuringRecovery("shardid.next_id()");
 	PreventCommandIfReadOnly("shardid.next_id()");
 	PreventCommandIfParallelMode("shardid.next_id()");
 
 	shardid::Layout layout;
-	bool		marked;
+	bool marked;
 
 restart:
 	marked = generator_layout(&layout);
@@ -274,17 +273,17 @@ restart:
 	if (shard < 0 || shard > layout.max_shard())
 		report_layout_status(shardid::Status::shard_out_of_range, layout, shard);
 
-	Relation	rel = open_generator(relid, layout);
-	bool		needs_wal = RelationNeedsWAL(rel);
-	int64	   *ceiling = lead_ceiling(relid);
+	Relation rel = open_generator(relid, layout);
+	bool needs_wal = RelationNeedsWAL(rel);
+	int64 *ceiling = lead_ceiling(relid);
 
 	for (;;)
 	{
-		Buffer		buf;
+		Buffer buf;
 		HeapTupleData tuple;
 		Form_pg_sequence_data seq = lock_sequence_tuple(rel, &buf, &tuple);
-		Page		page = BufferGetPage(buf);
-		int64		state = seq->last_value;
+		Page page = BufferGetPage(buf);
+		int64 state = seq->last_value;
 
 		/*
 		 * The clock is read under the lock: a reading taken before waiting
@@ -292,9 +291,9 @@ restart:
 		 * cap, and next_step would take it for a clock stepped back and
 		 * raise the generator's lead ceiling past the cap.
 		 */
-		int64		now_ms = now_unix_ms();
-		shardid::Step step = shardid::next_step(layout, state, now_ms, shard,
-												shardid_max_drift_ms, ceiling);
+		int64 now_ms = now_unix_ms();
+		shardid::Step step =
+			shardid::next_step(layout, state, now_ms, shard, shardid_max_drift_ms, ceiling);
 
 		if (step.kind == shardid::Step::Kind::wait)
 		{
@@ -316,22 +315,28 @@ restart:
 						 errdetail("IDs start at %s.",
 								   timestamptz_to_str(unix_ms_to_timestamptz(layout.epoch_ms)))));
 			if (state > shardid::max_state(layout))
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("generator \"%s\" holds state %lld, past the last state of this layout (%lld)",
-								RelationGetRelationName(rel), (long long) state,
-								(long long) shardid::max_state(layout)),
-						 errdetail("The sequence was set beyond what the layout can hold (setval, ALTER SEQUENCE RESTART, or a restore from a database with another layout)."),
-						 errhint("setval() it to the state of its largest issued ID: (id >> %d) << %d | (id & %lld).",
-								 layout.shard_bits + layout.seq_bits, layout.seq_bits,
-								 (long long) layout.max_seq())));
-			ereport(ERROR,
-					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-					 errmsg("generator \"%s\" has run out of time: the layout ends at %s",
-							RelationGetRelationName(rel),
-							timestamptz_to_str(unix_ms_to_timestamptz(layout.last_ms()))),
-					 errdetail("With %d time bits no later ID can be represented.", layout.time_bits()),
-					 errhint("A new layout (configure() in a new database) is needed to go on.")));
+				ereport(
+					ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("generator \"%s\" holds state %lld, past the last state of this layout "
+							"(%lld)",
+							RelationGetRelationName(rel), (long long) state,
+							(long long) shardid::max_state(layout)),
+					 errdetail(
+						 "The sequence was set beyond what the layout can hold (setval, ALTER "
+						 "SEQUENCE RESTART, or a restore from a database with another layout)."),
+					 errhint("setval() it to the state of its largest issued ID: (id >> %d) << %d "
+							 "| (id & %lld).",
+							 layout.shard_bits + layout.seq_bits, layout.seq_bits,
+							 (long long) layout.max_seq())));
+			ereport(
+				ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("generator \"%s\" has run out of time: the layout ends at %s",
+						RelationGetRelationName(rel),
+						timestamptz_to_str(unix_ms_to_timestamptz(layout.last_ms()))),
+				 errdetail("With %d time bits no later ID can be represented.", layout.time_bits()),
+				 errhint("A new layout (configure() in a new database) is needed to go on.")));
 		}
 
 		/*
@@ -348,9 +353,8 @@ restart:
 			goto restart;
 		}
 
-		int64		logged = seq->is_called ? state + seq->log_cnt : 0;
-		bool		logit = !seq->is_called || step.state > logged ||
-			PageGetLSN(page) <= GetRedoRecPtr();
+		int64 logged = seq->is_called ? state + seq->log_cnt : 0;
+		bool logit = !seq->is_called || step.state > logged || PageGetLSN(page) <= GetRedoRecPtr();
 
 		if (logit)
 			logged = shardid::state_ahead(layout, step.state, kLogAheadMs);
@@ -361,7 +365,7 @@ restart:
 		MarkBufferDirty(buf);
 		if (logit && needs_wal)
 		{
-			xl_seq_rec	xlrec;
+			xl_seq_rec xlrec;
 
 			XLogBeginInsert();
 			XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
@@ -371,9 +375,9 @@ restart:
 			SHARDID_SEQ_REC_SET_REL(xlrec, rel);
 			XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
 			XLogRegisterData((char *) tuple.t_data, tuple.t_len);
-			XLogRecPtr	recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
+			XLogRecPtr recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
 
-			PageSetLSN(page, recptr);	/* a macro: evaluates its argument twice */
+			PageSetLSN(page, recptr); /* a macro: evaluates its argument twice */
 		}
 		seq->last_value = step.state;
 		seq->is_called = true;

@@ -22,7 +22,7 @@ extern "C" {
 constexpr int64 kPgEpochUnixMs = INT64CONST(946684800000);
 
 /* shardid.max_drift, in milliseconds. */
-extern int	shardid_max_drift_ms;
+extern int shardid_max_drift_ms;
 
 /* The layout of this database, read once per backend and on change. */
 const shardid::Layout &current_layout(void);
@@ -33,16 +33,15 @@ const shardid::Layout &current_layout(void);
  * layout in use; until it has, next_id() must call mark_layout_in_use()
  * before issuing and start over.
  */
-bool		generator_layout(shardid::Layout *layout);
+bool generator_layout(shardid::Layout *layout);
 
 /* Marks the layout in use (no more configure()) and rereads it. */
-void		mark_layout_in_use(void);
+void mark_layout_in_use(void);
 
 /* timestamptz <-> Unix milliseconds (floor), erroring on infinities. */
-int64		timestamptz_to_unix_ms(TimestampTz ts);
+int64 timestamptz_to_unix_ms(TimestampTz ts);
 TimestampTz unix_ms_to_timestamptz(int64 unix_ms);
 
 /* Raise the SQL error that matches a core status; never returns. */
-[[noreturn]] void report_layout_status(shardid::Status st,
-												  const shardid::Layout &layout,
-												  int64 value);
+[[noreturn]] void report_layout_status(shardid::Status st, const shardid::Layout &layout,
+									   int64 value);

@@ -33,6 +33,9 @@ version=$(sed -n '1s/^[^ ]* (\([^)]*\)).*/\1/p' debian/changelog)
 echo "package test: $pkg $version on PostgreSQL $major ($(. /etc/os-release && echo "$PRETTY_NAME"))"
 
 work=$(mktemp -d /tmp/shardid-package.XXXXXX)
+# The build's installcheck runs a server (as postgres) on the files in the
+# build tree, and ALTER EXTENSION UPDATE lists their directory: readable.
+chmod 755 "$work"
 installed=
 cleanup() {
 	local rc=$?

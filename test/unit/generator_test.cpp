@@ -19,7 +19,7 @@ using shardid::Step;
 
 constexpr std::int64_t kEpoch = 1314220021721;
 constexpr std::int64_t kLast = 2413731649496;
-constexpr std::int64_t kNow = 1700000000000;	// 2023-11-14 22:13:20 UTC
+constexpr std::int64_t kNow = 1700000000000;  // 2023-11-14 22:13:20 UTC
 constexpr std::int64_t kDrift = 2000;
 constexpr std::int64_t kHour = 3600 * 1000;
 const Layout &kLayout = shardid::kDefaultLayout;
@@ -32,7 +32,7 @@ struct FakeGenerator {
 	std::int64_t shard = 5;
 	std::int64_t drift = kDrift;
 	std::int64_t last_id = -1;
-	std::int64_t ceiling = 0;	// the caller's lead ceiling for this generator
+	std::int64_t ceiling = 0;  // the caller's lead ceiling for this generator
 
 	// The state's lead over the fake clock, in milliseconds.
 	std::int64_t lead() const { return (state >> layout.seq_bits) - (now - layout.epoch_ms); }
@@ -195,7 +195,7 @@ TEST(NextStep, LeadBeyondCapDoesNotGrow)
 		std::int64_t issued = 0, waits = 0, max_lead = 0;
 		for (int call = 0; call < 4000000; call++) {
 			if (call % 2048 == 0)
-				g.now += 1;	// 2048 calls per millisecond of clock
+				g.now += 1;  // 2048 calls per millisecond of clock
 			Step s = g.step();
 			if (s.kind == Step::Kind::issue)
 				issued++;
@@ -229,7 +229,7 @@ TEST(NextStep, LoweredCapHoldsTheLead)
 	while ((s = g.step()).kind == Step::Kind::issue)
 		issued++;
 	EXPECT_EQ(s.kind, Step::Kind::wait);
-	EXPECT_EQ(issued, 23);	// the rest of the millisecond it was in
+	EXPECT_EQ(issued, 23);  // the rest of the millisecond it was in
 	EXPECT_EQ(g.lead(), 1500);
 	EXPECT_EQ(s.wait_ms, 1);
 }
@@ -240,7 +240,7 @@ TEST(NextStep, ForgottenCeilingRestartsFromTheSeenLead)
 {
 	FakeGenerator a;
 	a.state = state_at(kNow + 5000, 1023);
-	a.now = kNow + 10;	// the clock moved on: lead 4990, ceiling not yet known
+	a.now = kNow + 10;  // the clock moved on: lead 4990, ceiling not yet known
 	Step s = a.step();
 	EXPECT_EQ(s.kind, Step::Kind::wait);
 	EXPECT_EQ(a.ceiling, 4990);
@@ -290,7 +290,8 @@ TEST(NextStep, DriftCapWaitsExactlyWhenCrossing)
 // A burst on a stopped clock issues exactly (max_drift + 1) * 1024 IDs.
 TEST(NextStep, BurstStopsAtTheCap)
 {
-	for (std::int64_t drift : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{50}}) {
+	for (std::int64_t drift :
+		 {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{50}}) {
 		FakeGenerator g;
 		g.drift = drift;
 		std::int64_t issued = 0;

@@ -15,9 +15,9 @@ using shardid::Parts;
 using shardid::Status;
 
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
-constexpr std::int64_t kDefaultEpoch = 1314220021721;	// 2011-08-24 21:07:01.721 UTC
-constexpr std::int64_t kDefaultLast = 2413731649496;	// 2046-06-27 17:00:49.496 UTC
-constexpr std::int64_t kChinaEpoch = 1325376000000;		// 2012-01-01 00:00:00 UTC
+constexpr std::int64_t kDefaultEpoch = 1314220021721;  // 2011-08-24 21:07:01.721 UTC
+constexpr std::int64_t kDefaultLast = 2413731649496;   // 2046-06-27 17:00:49.496 UTC
+constexpr std::int64_t kChinaEpoch = 1325376000000;    // 2012-01-01 00:00:00 UTC
 
 // make_layout on a fresh sentinel, checking that a refusal leaves it alone.
 Status
@@ -162,8 +162,9 @@ TEST(Compose, InstagramBlogExample)
 TEST(Compose, VietnameseExampleIsOffByOne)
 {
 	std::int64_t id = 0;
-	ASSERT_EQ(shardid::compose(shardid::kDefaultLayout, kDefaultEpoch + 264384000000, 1001, 809, &id),
-			  Status::ok);
+	ASSERT_EQ(
+		shardid::compose(shardid::kDefaultLayout, kDefaultEpoch + 264384000000, 1001, 809, &id),
+		Status::ok);
 	EXPECT_EQ(id, 2217813737473025833);
 	// the write-up printed ...832, which is sequence 808
 	Parts p{};
@@ -176,8 +177,8 @@ TEST(Compose, VietnameseExampleIsOffByOne)
 TEST(Compose, Chinese2046Examples)
 {
 	const Layout l = layout_of(kChinaEpoch, 13, 10);
-	const std::int64_t nov_2046 = 2424643200000;	// 2046-11-01 00:00:00 UTC
-	const std::int64_t dec_2046 = 2427235200000;	// 2046-12-01 00:00:00 UTC
+	const std::int64_t nov_2046 = 2424643200000;  // 2046-11-01 00:00:00 UTC
+	const std::int64_t dec_2046 = 2427235200000;  // 2046-12-01 00:00:00 UTC
 	std::int64_t id = 0;
 	ASSERT_EQ(shardid::compose(l, nov_2046, 5, 112345 % 1024, &id), Status::ok);
 	EXPECT_EQ(id, 9221321628057605849);
@@ -186,7 +187,7 @@ TEST(Compose, Chinese2046Examples)
 	EXPECT_EQ(id, 42);
 	EXPECT_EQ(shardid::time_to_id(l, dec_2046, &id), Status::time_past_end);
 	EXPECT_EQ(id, 42);
-	EXPECT_EQ(l.last_ms(), 2424887627775);	// 2046-11-03 19:53:47.775 UTC
+	EXPECT_EQ(l.last_ms(), 2424887627775);  // 2046-11-03 19:53:47.775 UTC
 }
 
 TEST(Compose, LayoutEdges)
@@ -252,7 +253,8 @@ TEST(Decode, Edges)
 
 	p = Parts{7, 7, 7};
 	EXPECT_EQ(shardid::decode(l, -1, &p), Status::negative_id);
-	EXPECT_EQ(shardid::decode(l, std::numeric_limits<std::int64_t>::min(), &p), Status::negative_id);
+	EXPECT_EQ(shardid::decode(l, std::numeric_limits<std::int64_t>::min(), &p),
+			  Status::negative_id);
 	EXPECT_EQ(p.unix_ms, 7);
 	EXPECT_EQ(p.shard, 7);
 	EXPECT_EQ(p.seq, 7);
@@ -270,9 +272,14 @@ TEST(Decode, RealInstagramMediaId)
 TEST(RoundTrip, EdgesOfSeveralLayouts)
 {
 	const Layout layouts[] = {
-		shardid::kDefaultLayout,	  layout_of(kChinaEpoch, 13, 10), layout_of(0, 0, 10),
-		layout_of(0, 10, 0),		  layout_of(kDefaultEpoch, 14, 14), layout_of(kDefaultEpoch, 28, 0),
-		layout_of(kDefaultEpoch, 0, 28), layout_of(shardid::kMaxEpochMs, 12, 12),
+		shardid::kDefaultLayout,
+		layout_of(kChinaEpoch, 13, 10),
+		layout_of(0, 0, 10),
+		layout_of(0, 10, 0),
+		layout_of(kDefaultEpoch, 14, 14),
+		layout_of(kDefaultEpoch, 28, 0),
+		layout_of(kDefaultEpoch, 0, 28),
+		layout_of(shardid::kMaxEpochMs, 12, 12),
 	};
 	for (const Layout &l : layouts) {
 		const std::int64_t times[] = {l.epoch_ms, l.epoch_ms + 1, l.last_ms() - 1, l.last_ms()};

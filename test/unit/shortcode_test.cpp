@@ -136,10 +136,10 @@ TEST(Shortcode, RefusesLeadingZeroDigit)
 TEST(Shortcode, RefusesMoreThan63Bits)
 {
 	std::int64_t id = 42;
-	EXPECT_EQ(parse("I__________", &id), ShortcodeStatus::too_large);	// 2^63 + ...
-	EXPECT_EQ(parse("IAAAAAAAAAA", &id), ShortcodeStatus::too_large);	// exactly 2^63
-	EXPECT_EQ(parse("___________", &id), ShortcodeStatus::too_large);	// 2^66 - 1
-	EXPECT_EQ(parse("BAAAAAAAAAAA", &id), ShortcodeStatus::too_large);	// 2^66, 12 digits
+	EXPECT_EQ(parse("I__________", &id), ShortcodeStatus::too_large);   // 2^63 + ...
+	EXPECT_EQ(parse("IAAAAAAAAAA", &id), ShortcodeStatus::too_large);   // exactly 2^63
+	EXPECT_EQ(parse("___________", &id), ShortcodeStatus::too_large);   // 2^66 - 1
+	EXPECT_EQ(parse("BAAAAAAAAAAA", &id), ShortcodeStatus::too_large);  // 2^66, 12 digits
 	EXPECT_EQ(parse(std::string(30, '_'), &id), ShortcodeStatus::too_large);
 	EXPECT_EQ(id, 42);
 	ASSERT_EQ(parse("HAAAAAAAAAA", &id), ShortcodeStatus::ok);
@@ -152,7 +152,8 @@ TEST(Shortcode, RoundTripPowersOfTwoAndNeighbours)
 		const std::int64_t p = std::int64_t{1} << bit;
 		for (std::int64_t v : {p - 1, p, p + 1}) {
 			const std::string code = code_of(v);
-			EXPECT_EQ(code.size(), static_cast<std::size_t>(v == 0 ? 1 : (64 - __builtin_clzll(v) + 5) / 6))
+			EXPECT_EQ(code.size(),
+					  static_cast<std::size_t>(v == 0 ? 1 : (64 - __builtin_clzll(v) + 5) / 6))
 				<< v;
 			EXPECT_NE(code[0] == 'A', v != 0) << code;
 			std::int64_t back = -1;
