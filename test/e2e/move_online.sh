@@ -300,6 +300,24 @@ expect "odd schema: the retired copy on a keeps the name's prefix" \
 expect "odd schema: writable through the router" "$(writable 22)" 6
 expect "odd schema: nothing left behind" "$(leftovers)" "$clean"
 
+# The payload of the review: a shard administrator names a shard's schema so
+# that pasting it into SQL would make them superuser. Nothing is pasted.
+EVIL="x';COMMIT;ALTER ROLE shard_admin SUPERUSER;SELECT '"
+for c in "$A" "$B"; do sql "$c" >/dev/null <<<"CREATE ROLE shard_admin NOSUPERUSER"; done
+psql -X -q -At -v ON_ERROR_STOP=1 -d "$A" -v evil="$EVIL" >/dev/null <<'EOF'
+SELECT shardid.detach_shard(4);
+ALTER SCHEMA shard_0004 RENAME TO :"evil";
+SELECT shardid.attach_shard(4, :'evil');
+EOF
+SELECT shardid.detach_shard(4);
+ALTER SCHEMA shard_0004 RENAME TO "${EVIL//"/""}";
+SELECT shardid.attach_shard(4, '${EVIL//'/''}');
+EOF
+out=$("${move[@]}" --shard 4 --to b 2>&1) || { echo "$out"; fail "moving the shard named by the payload failed"; }
+expect "payload schema moved; shard_admin is no superuser on either node" \
+	"$(where 4) $(sql "$A" <<<"SELECT rolsuper FROM pg_roles WHERE rolname = 'shard_admin'") $(sql "$B" <<<"SELECT rolsuper FROM pg_roles WHERE rolname = 'shard_admin'")" "b a:0 b:1 f f"
+expect "payload schema: writable through the router, nothing left behind" "$(writable 20) $(leftovers)" "4 $clean"
+
 # --- 4. wal_level ------------------------------------------------------------------
 pg_start node_c
 C=$(connstr "$node_c_DIR")
