@@ -883,6 +883,12 @@ COMMENT ON TABLE shardid.shard_moves IS
     'Router: moves in progress (bin/shardid-move-shard), one row per shard: source, target, phase (schema, copy, frozen, caught_up, repointed, or aborting), progress. Deleted when the move is done or aborted.';
 COMMENT ON VIEW shardid.placement IS
     'Router: each placed shard with its node, whether it is frozen on the router, and the target and phase of its move in progress.';
+COMMENT ON TABLE shardid.shard_placement IS
+    'Router: the node holding each placed logical shard; frozen (read-only through the router) by freeze_shard().';
+COMMENT ON FUNCTION shardid.freeze_shard(integer) IS
+    'Router: makes the shard''s partition read-only (writes fail with 25006, reads go on); returns its node.';
+COMMENT ON FUNCTION shardid.unfreeze_shard(integer) IS
+    'Router: undoes freeze_shard().';
 COMMENT ON FUNCTION shardid._refresh_partition(integer) IS
     'Router: updates the PL/Proxy partition of one shard from the placement (one ALTER SERVER option); returns 0 or 1.';
 COMMENT ON FUNCTION shardid.repoint_shard(integer, text) IS

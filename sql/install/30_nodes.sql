@@ -349,8 +349,10 @@ AS $$
       FROM shardid.shard_placement AS p
 $$;
 
--- First step of a move: the shard's partition turns read-only on its node,
--- so writers through the router fail with 25006 (retry) while it is copied.
+-- Freezes a shard on the router: its partition turns read-only on its node,
+-- so writers through the router fail with 25006 (retry) and reads go on.
+-- (bin/shardid-move-shard freezes on the source node instead, which leaves
+-- the cluster alone.)
 -- Returns the node that holds it.
 CREATE FUNCTION shardid.freeze_shard(shard integer) RETURNS text
     LANGUAGE plpgsql
@@ -376,7 +378,7 @@ BEGIN
 END
 $$;
 
--- Undoes freeze_shard() after a failed or abandoned move.
+-- Undoes freeze_shard().
 CREATE FUNCTION shardid.unfreeze_shard(shard integer) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -558,7 +560,7 @@ COMMENT ON TABLE shardid.nodes IS
 COMMENT ON TABLE shardid.shard_moves IS
     'Router: moves in progress (bin/shardid-move-shard), one row per shard: source, target, phase (schema, copy, frozen, caught_up, repointed, or aborting), progress. Deleted when the move is done or aborted.';
 COMMENT ON TABLE shardid.shard_placement IS
-    'Router: the node holding each placed logical shard; frozen while bin/shardid-move-shard copies it.';
+    'Router: the node holding each placed logical shard; frozen (read-only through the router) by freeze_shard().';
 COMMENT ON VIEW shardid.placement IS
     'Router: each placed shard with its node, whether it is frozen on the router, and the target and phase of its move in progress.';
 COMMENT ON FUNCTION shardid.partition_connstrs() IS
@@ -576,9 +578,9 @@ COMMENT ON FUNCTION shardid.place_shards(text, integer, integer) IS
 COMMENT ON FUNCTION shardid.placed_shards() IS
     'Router: the placed shard numbers, for fan-out with SPLIT i_shards; RUN ON i_shards;';
 COMMENT ON FUNCTION shardid.freeze_shard(integer) IS
-    'Router, move step 1: makes the shard''s partition read-only (writes fail with 25006); returns its node.';
+    'Router: makes the shard''s partition read-only (writes fail with 25006, reads go on); returns its node.';
 COMMENT ON FUNCTION shardid.unfreeze_shard(integer) IS
-    'Router: undoes freeze_shard() after a failed move.';
+    'Router: undoes freeze_shard().';
 COMMENT ON FUNCTION shardid.repoint_shard(integer, text) IS
     'Router, last move step: points the partition of a frozen shard, or of a caught-up move to that node, at its new node, writable.';
 COMMENT ON FUNCTION shardid._refuse_retired_write() IS
