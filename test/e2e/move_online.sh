@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test/e2e/move_online.sh — online shard moves (bin/shardid-move-shard) on a
 # PL/Proxy router and two data nodes with wal_level = logical:
-#   1. a shard of SHARDID_MOVE_MB megabytes (default 20; the figure
-#      is 300) moves while a writer inserts through the router: every
+#   1. a shard of SHARDID_MOVE_MB megabytes (default 300; 20 for a quick
+#      run) moves while a writer inserts through the router: every
 #      acknowledged row is on the target exactly once, the longest pause
 #      between two successful writes to the shard is under 1.5 s, writes to
 #      other shards never fail; the pauses are reported;
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
 export PATH=$(pg_config --bindir):$PATH
-MB=${SHARDID_MOVE_MB:-20}
+MB=${SHARDID_MOVE_MB:-300}
 
 ok() { echo "ok - $*"; }
 expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 ($2)"; }
