@@ -24,15 +24,12 @@ source test/lib/e2e.sh
 export PATH=$(pg_config --bindir):$PATH
 MB=${SHARDID_MOVE_MB:-300}
 
-ok() { echo "ok - $*"; }
-expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 ($2)"; }
 
 logical=("wal_level = logical" "max_wal_senders = 20" "max_replication_slots = 20" "max_logical_replication_workers = 8"
 	"wal_sender_timeout = 5s" "wal_receiver_status_interval = 1s")
 pg_start node_a "${logical[@]}"
 pg_start node_b "${logical[@]}"
 pg_start router
-connstr() { echo "host=$1 port=$(cat "$1/port") user=postgres dbname=app"; }
 A=$(connstr "$node_a_DIR")
 B=$(connstr "$node_b_DIR")
 R=$(connstr "$router_DIR")

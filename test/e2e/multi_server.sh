@@ -12,14 +12,10 @@ top=$PWD
 source test/lib/e2e.sh
 export PATH=$(pg_config --bindir):$PATH
 
-ok() { echo "ok - $*"; }
-# expect NAME ACTUAL EXPECTED
-expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 ($2)"; }
 
 pg_start node_a
 pg_start node_b
 pg_start router
-connstr() { echo "host=$1 port=$(cat "$1/port") user=postgres dbname=app"; }
 A=$(connstr "$node_a_DIR")
 B=$(connstr "$node_b_DIR")
 R=$(connstr "$router_DIR")

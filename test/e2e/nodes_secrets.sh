@@ -9,8 +9,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 source test/lib/e2e.sh
 export PATH=$(pg_config --bindir):$PATH
-ok() { echo "ok - $*"; }
-expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 ($2)"; }
 if [ ! -e "$(pg_config --sharedir)/extension/plproxy.control" ]; then
 	echo "ok - skipped: PL/Proxy is not installed"
 	exit 0

@@ -1,9 +1,19 @@
-# test/lib/e2e.sh — shared by the end-to-end scripts in test/e2e: private
-# servers (server.sh), and the two helpers every script uses.
+# test/lib/e2e.sh — shared by the end-to-end scripts in test/e2e and
+# test/majors: private servers (server.sh), and the helpers they use.
 source "$(dirname "${BASH_SOURCE[0]}")/server.sh"
 
 # fail MESSAGE — report a failed check and stop the script (servers stop on exit).
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# ok MESSAGE — report a passed check.
+ok() { echo "ok - $*"; }
+
+# expect NAME ACTUAL EXPECTED — pass if ACTUAL is EXPECTED, else fail.
+expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 ($2)"; }
+
 # q PSQL-ARGS... — run SQL with errors fatal, unaligned tuples-only output.
 q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# connstr DIR — a libpq connect string to database app of the server that
+# pg_start put in DIR (its unix socket and port).
+connstr() { echo "host=$1 port=$(cat "$1/port") user=postgres dbname=app"; }
