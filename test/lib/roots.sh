@@ -8,6 +8,10 @@
 #   root_enter MAJOR      mount /proc and bind /dev into the root; they are
 #                         unmounted by root_leave_all (an EXIT trap)
 #   root_run MAJOR CMD... run a command inside the entered root
+#   root_copy_checkout MAJOR
+#                         a fresh copy of this checkout (tracked and
+#                         untracked, not ignored files) at /build/shardid
+#                         inside the root
 #   root_leave_all
 #
 # The host is Debian 12 with PostgreSQL 15; 17 comes from trixie and 18
@@ -87,6 +91,14 @@ root_run() {
 	shift
 	chroot "$dir" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+
+root_copy_checkout() {
+	local dir
+	dir=$(root_dir "$1") || return 1
+	rm -rf "$dir/build/shardid"
+	mkdir -p "$dir/build/shardid"
+	git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$dir/build/shardid"
 }
 
 root_leave_all() {

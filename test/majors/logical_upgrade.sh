@@ -45,9 +45,7 @@ stop_new() {
 cleanup() { stop_new; pg_stop_all; root_leave_all; }
 trap cleanup EXIT
 
-rm -rf "$ROOT/build/shardid"
-mkdir -p "$ROOT/build/shardid"
-git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$ROOT/build/shardid"
+root_copy_checkout $NEW
 root_run $NEW bash -c "cd /build/shardid && SHARDID_PG=$NEW && source test/lib/deps.sh &&
 	install_deps && make -s clean >/dev/null && make -s >/dev/null && make -s install >/dev/null"
 rm -rf "${ROOT:?}$NEW_DIR"
