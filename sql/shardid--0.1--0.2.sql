@@ -57,7 +57,10 @@ DECLARE
     time_shift integer := l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits;
     seq_mask   bigint := (1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1;
     g          record;
-    col        record;
+    i          integer;
+    tbl        pg_catalog.regclass;
+    col        name;
+    shard      integer;
     min_id     bigint;
     max_id     bigint;
     target     bigint;
@@ -66,12 +69,22 @@ DECLARE
     cur_called boolean;
     raised     integer := 0;
 BEGIN
-    -- Every generator named in a column DEFAULT that calls next_id(): the
-    -- DEFAULT depends on the function and on its sequence (a regclass
-    -- constant), so the catalog finds them without the shard registry.
+    -- Every generator named in a table column DEFAULT that calls next_id(),
+    -- with the columns it serves: the DEFAULT depends on the function and
+    -- on its sequence (a regclass constant), so the catalog finds them
+    -- without the shard registry. The shard is read from the DEFAULT's text
+    -- (NULL unless it is a literal).
     FOR g IN
-        SELECT DISTINCT sdep.refobjid AS seq, sq.seqtypid
+        SELECT sdep.refobjid AS seq, sq.seqtypid,
+               pg_catalog.array_agg(d.adrelid ORDER BY d.adrelid, a.attname) AS tbls,
+               pg_catalog.array_agg(a.attname ORDER BY d.adrelid, a.attname) AS cols,
+               pg_catalog.array_agg(pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
+                                                         '^shardid\.next_id\((-?[0-9]+),')::integer
+                                    ORDER BY d.adrelid, a.attname) AS shards
           FROM pg_catalog.pg_attrdef AS d
+          JOIN pg_catalog.pg_attribute AS a
+            ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid AND a.attnum OPERATOR(pg_catalog.=) d.adnum
+          JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) d.adrelid
           JOIN pg_catalog.pg_depend AS fdep
             ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
            AND fdep.objid OPERATOR(pg_catalog.=) d.oid
@@ -82,6 +95,8 @@ BEGIN
            AND sdep.objid OPERATOR(pg_catalog.=) d.oid
            AND sdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
           JOIN pg_catalog.pg_sequence AS sq ON sq.seqrelid OPERATOR(pg_catalog.=) sdep.refobjid
+         WHERE t.relkind IN ('r', 'p') AND NOT a.attisdropped
+         GROUP BY sdep.refobjid, sq.seqtypid
          ORDER BY 1
     LOOP
         -- ALTER SEQUENCE (to the type it has: no change) locks out next_id()
@@ -90,39 +105,24 @@ BEGIN
         EXECUTE pg_catalog.format('ALTER SEQUENCE %s AS %s', g.seq::pg_catalog.regclass,
                                   pg_catalog.format_type(g.seqtypid, NULL));
         wanted := NULL;
-        FOR col IN
-            SELECT d.adrelid::pg_catalog.regclass AS tbl, a.attname,
-                   pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
-                                        '^shardid\.next_id\((-?[0-9]+),')::integer AS shard
-              FROM pg_catalog.pg_attrdef AS d
-              JOIN pg_catalog.pg_attribute AS a
-                ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid AND a.attnum OPERATOR(pg_catalog.=) d.adnum
-              JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) d.adrelid
-              JOIN pg_catalog.pg_depend AS fdep
-                ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND fdep.objid OPERATOR(pg_catalog.=) d.oid
-               AND fdep.refobjid OPERATOR(pg_catalog.=) 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
-              JOIN pg_catalog.pg_depend AS sdep
-                ON sdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND sdep.objid OPERATOR(pg_catalog.=) d.oid
-               AND sdep.refobjid OPERATOR(pg_catalog.=) g.seq
-             WHERE t.relkind IN ('r', 'p') AND NOT a.attisdropped
-             ORDER BY 1, 2
-        LOOP
+        FOR i IN 1 .. pg_catalog.array_length(g.tbls, 1) LOOP
+            tbl := g.tbls[i];
+            col := g.cols[i];
+            shard := g.shards[i];
             -- min() and max() of an indexed column are two index lookups
-            EXECUTE pg_catalog.format('SELECT min(%1$I), max(%1$I) FROM %2$s', col.attname, col.tbl)
+            EXECUTE pg_catalog.format('SELECT min(%1$I), max(%1$I) FROM %2$s', col, tbl)
                 INTO min_id, max_id;
             CONTINUE WHEN max_id IS NULL;
             IF min_id OPERATOR(pg_catalog.<) 0 THEN
-                RAISE EXCEPTION 'column "%" of table "%" holds a negative ID', col.attname, col.tbl
+                RAISE EXCEPTION 'column "%" of table "%" holds a negative ID', col, tbl
                     USING ERRCODE = 'invalid_parameter_value',
                           DETAIL = pg_catalog.format('For example %s. IDs of this layout are positive 63-bit values.', min_id);
             END IF;
-            IF col.shard IS NOT NULL AND shardid.id_shard(max_id) OPERATOR(pg_catalog.<>) col.shard THEN
-                RAISE EXCEPTION 'the largest ID of "%"."%" is not of shard %', col.tbl, col.attname, col.shard
+            IF shard IS NOT NULL AND shardid.id_shard(max_id) OPERATOR(pg_catalog.<>) shard THEN
+                RAISE EXCEPTION 'the largest ID of "%"."%" is not of shard %', tbl, col, shard
                     USING ERRCODE = 'object_not_in_prerequisite_state',
                           DETAIL = pg_catalog.format('ID %s decodes to shard %s under this layout (%s shard bits, %s seq bits); the column DEFAULT issues shard %s.',
-                                                     max_id, shardid.id_shard(max_id), l.shard_bits, l.seq_bits, col.shard),
+                                                     max_id, shardid.id_shard(max_id), l.shard_bits, l.seq_bits, shard),
                           HINT = 'Configure this database with the layout the IDs were made with (shardid.layout() on their server).';
             END IF;
             -- The generator state whose ID is max_id. Without a literal
@@ -130,7 +130,7 @@ BEGIN
             -- skipped: IDs of lower shards may hold higher counters.
             target := ((max_id OPERATOR(pg_catalog.>>) time_shift) OPERATOR(pg_catalog.<<) l.seq_bits)
                       OPERATOR(pg_catalog.|)
-                      CASE WHEN col.shard IS NULL THEN seq_mask
+                      CASE WHEN shard IS NULL THEN seq_mask
                            ELSE max_id OPERATOR(pg_catalog.&) seq_mask END;
             wanted := GREATEST(wanted, target);
         END LOOP;
