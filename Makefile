@@ -8,11 +8,17 @@ CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
-# The install script of the version in development is assembled from
-# sql/install/*.sql in name order, so each part of the API keeps its own
-# file. Released install scripts (sql/shardid--0.1.sql) and the upgrade
-# scripts between versions are kept in git as shipped and never change.
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+# SQL objects live one per file (sql/functions, sql/views, sql/tables,
+# sql/types, sql/checks). The install script of the version in development
+# is assembled from sql/install/*.sql, in name order, whose "\ir" lines name
+# those files; its upgrade script from the previous version is
+# sql/updates/PREV--VERSION.sql (what CREATE OR REPLACE cannot do) followed
+# by every function and view of the install script. sql/include.awk expands
+# them. Released scripts (sql/shardid--0.1.sql) are kept in git as shipped.
+SQL_PARTS = $(sort $(wildcard sql/install/*.sql))
+SQL_OBJECTS = $(wildcard sql/*/*.sql)
+UPDATES_BUILT = $(patsubst sql/updates/%.sql,sql/$(EXTENSION)--%.sql,$(wildcard sql/updates/*--$(EXTVERSION).sql))
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql $(UPDATES_BUILT)
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 
 ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(filter-out sql/$(EXTENSION)--%,$(wildcard sql/*.sql))))
@@ -40,8 +46,11 @@ include $(PGXS)
 # This server is built with LLVM: the bitcode rule ignores CXXFLAGS otherwise.
 COMPILE.cxx.bc += $(PG_CXXFLAGS)
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: $(sort $(wildcard sql/install/*.sql))
-	cat $^ > $@
+sql/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) $(SQL_OBJECTS) sql/include.awk
+	awk -f sql/include.awk $(SQL_PARTS) > $@
+
+sql/$(EXTENSION)--%--$(EXTVERSION).sql: sql/updates/%--$(EXTVERSION).sql $(SQL_PARTS) $(SQL_OBJECTS) sql/include.awk
+	{ awk -f sql/include.awk $<; awk -v objects=1 -f sql/include.awk $(SQL_PARTS); } > $@
 
 # Unit tests of src/core: GoogleTest, no PostgreSQL.
 UNIT_SRCS = $(sort $(wildcard test/unit/*.cpp))

@@ -37,7 +37,7 @@ new=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
 [ -n "$new" ] || fail "no default_version in shardid.control"
 extdir=$(pg_config --sharedir)/extension
 for f in sql/shardid--*.sql; do
-	case $f in sql/shardid--"$new".sql) continue ;; esac	# built by make
+	case $f in sql/shardid--"$new".sql) continue ;; esac	# built by make (like the upgrade script into it)
 	cmp -s "$f" "$extdir/$(basename "$f")" ||
 		fail "$extdir/$(basename "$f") is not the checkout's $f: run make install first"
 done
@@ -135,7 +135,7 @@ SQL
 		"$work/fresh.txt" "$work/$db.txt" > "$work/$db.diff"; then
 		echo "The updated extension differs from a fresh install ('-' fresh $new, '+' $old updated):" >&2
 		cat "$work/$db.diff" >&2
-		echo "Each line is '<member object> | <property>'. Make sql/shardid--$old--$new.sql and sql/install/*.sql agree." >&2
+		echo "Each line is '<member object> | <property>'. Make sql/updates/$old--$new.sql (with the objects it re-creates) and sql/install/*.sql agree." >&2
 		fail "$old updated to $new is not a fresh $new install"
 	fi
 	echo "ok - $old updated equals a fresh $new install ($(wc -l < "$work/fresh.txt") catalog lines compared)"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # test/lib/roots.sh — Debian root filesystems that carry other PostgreSQL
 # majors for the version matrix. Source it; it defines:
 #
@@ -14,8 +15,10 @@
 #                         inside the root
 #   root_leave_all
 #
-# The host is Debian 12 with PostgreSQL 15; 17 comes from trixie and 18
-# from forky. Release files of a testing suite can be past Valid-Until, so
+# The host is Debian 12 with PostgreSQL 15 (a bookworm root carries it too,
+# for work that must not touch the host's installation); 17 comes from
+# trixie, 18 from forky, 19 from sid with experimental (its release
+# candidate). Release files of a testing suite can be past Valid-Until, so
 # apt inside a root does not check it.
 
 SHARDID_ROOTS=${SHARDID_ROOTS:-/var/cache/shardid/roots}
@@ -23,8 +26,10 @@ SHARDID_ENTERED=()
 
 root_suite() {
 	case "$1" in
+		15) echo bookworm ;;
 		17) echo trixie ;;
 		18) echo forky ;;
+		19) echo sid ;;
 		*) echo "no Debian root carries PostgreSQL $1" >&2; return 1 ;;
 	esac
 }
@@ -71,6 +76,13 @@ root_ensure() {
 	fi
 	printf 'Acquire::Check-Valid-Until "false";\nAPT::Install-Recommends "false";\n' \
 		>"$dir/etc/apt/apt.conf.d/90shardid"
+	# 19 is in experimental: its packages, and only those, come from there
+	if [ "$major" = 19 ] && [ ! -e "$dir/etc/apt/sources.list.d/experimental.list" ]; then
+		mirror=$(host_debian_mirror) || return 1
+		echo "deb $mirror experimental main" >"$dir/etc/apt/sources.list.d/experimental.list"
+		printf 'Package: postgresql-19 postgresql-client-19 postgresql-server-dev-19 libpq5 libpq-dev\nPin: release a=experimental\nPin-Priority: 990\n' \
+			>"$dir/etc/apt/preferences.d/postgresql-19"
+	fi
 	cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
 }
 

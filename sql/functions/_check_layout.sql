@@ -1,0 +1,6 @@
+CREATE OR REPLACE FUNCTION shardid._check_layout(epoch timestamptz, shard_bits integer, seq_bits integer)
+    RETURNS bigint
+    LANGUAGE c IMMUTABLE STRICT AS 'MODULE_PATHNAME', 'shardid_check_layout';
+
+COMMENT ON FUNCTION shardid._check_layout(timestamptz, integer, integer) IS
+    'Validates a layout and returns its epoch in Unix milliseconds; used by configure().';

@@ -1,0 +1,40 @@
+-- Brings the partition of one shard in line with the placement: a single
+-- ALTER SERVER ... OPTIONS (SET pN ...), instead of refresh_cluster()'s diff
+-- of every partition (the whole cluster when the server or the option is
+-- missing). Returns the number of partitions changed (0 or 1).
+CREATE OR REPLACE FUNCTION shardid._refresh_partition(shard integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    cur  text;
+    want text;
+BEGIN
+    SELECT o.option_value INTO cur
+      FROM pg_catalog.pg_foreign_server AS s, pg_catalog.pg_options_to_table(s.srvoptions) AS o
+     WHERE s.srvname OPERATOR(pg_catalog.=) 'shardid'
+       AND o.option_name OPERATOR(pg_catalog.=) ('p' OPERATOR(pg_catalog.||) _refresh_partition.shard);
+    IF cur IS NULL THEN
+        RETURN shardid.refresh_cluster();
+    END IF;
+    SELECT CASE WHEN p.shard IS NULL THEN
+                    pg_catalog.format('service=''shardid: shard %s is not placed on any node''', g.s)
+                WHEN p.frozen THEN
+                    n.connstr OPERATOR(pg_catalog.||) ' options=''-c default_transaction_read_only=on'''
+                ELSE n.connstr END
+      INTO want
+      FROM (SELECT _refresh_partition.shard AS s) AS g
+      LEFT JOIN shardid.shard_placement AS p ON p.shard OPERATOR(pg_catalog.=) g.s
+      LEFT JOIN shardid.nodes AS n ON n.node OPERATOR(pg_catalog.=) p.node;
+    IF want OPERATOR(pg_catalog.=) cur THEN
+        RETURN 0;
+    END IF;
+    EXECUTE pg_catalog.format('ALTER SERVER shardid OPTIONS (SET %I %L)', ('p' OPERATOR(pg_catalog.||) shard), want);
+    RETURN 1;
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid._refresh_partition(integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid._refresh_partition(integer) IS
+    'Router: updates the PL/Proxy partition of one shard from the placement (one ALTER SERVER option); returns 0 or 1.';

@@ -1,0 +1,16 @@
+-- On the old node after a move: any write that still reaches the retired
+-- copy of a shard fails instead of being lost there.
+CREATE OR REPLACE FUNCTION shardid._refuse_retired_write() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'shard % moved to node %: %.% is its retired copy', TG_ARGV[0], TG_ARGV[1],
+            pg_catalog.quote_ident(TG_TABLE_SCHEMA), pg_catalog.quote_ident(TG_TABLE_NAME)
+        USING ERRCODE = 'read_only_sql_transaction',
+              HINT = 'Retry through the router.';
+END
+$$;
+
+COMMENT ON FUNCTION shardid._refuse_retired_write() IS
+    'Trigger on the retired copy of a moved shard: refuses writes (25006, retry through the router).';

@@ -1,0 +1,49 @@
+-- Registers a data node. connstr is libpq key=value form; it must not set
+-- options (a frozen shard's connect string appends its own).
+CREATE OR REPLACE FUNCTION shardid.add_node(name text, connstr text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF name IS NULL OR connstr IS NULL THEN
+        RAISE EXCEPTION 'add_node() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF name OPERATOR(pg_catalog.!~) '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$' THEN
+        RAISE EXCEPTION 'invalid node name "%"', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'A node name is 1 to 63 characters: letters, digits, "_", "." and "-", not starting with "." or "-".';
+    END IF;
+    IF connstr OPERATOR(pg_catalog.~) '^\s*$' OR connstr OPERATOR(pg_catalog.~*) '^\s*postgres(ql)?://' THEN
+        RAISE EXCEPTION 'invalid connect string for node %: %', name, pg_catalog.quote_literal(connstr)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
+    END IF;
+    IF connstr OPERATOR(pg_catalog.~*) '(^|\s)password\s*=' THEN
+        RAISE EXCEPTION 'the connect string of node % must not hold a password', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Connect strings are stored in the PL/Proxy cluster''s options, which every role can read, and in dumps.',
+                  HINT = 'Put the password in ~/.pgpass of the OS user that connects (the router''s and each node''s server user), or name a passfile= or service= in the connect string.';
+    END IF;
+    IF connstr OPERATOR(pg_catalog.~*) '(^|\s)options\s*=' THEN
+        RAISE EXCEPTION 'the connect string of node % must not set options', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Freezing a shard for a move appends options=''-c default_transaction_read_only=on'', which would replace them.',
+                  HINT = 'Set per-database or per-role settings on the node instead (ALTER DATABASE/ROLE ... SET).';
+    END IF;
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    IF EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) add_node.name) THEN
+        RAISE EXCEPTION 'node "%" already exists', name
+            USING ERRCODE = 'duplicate_object',
+                  DETAIL = pg_catalog.format('Its connect string is %s.',
+                                             (SELECT pg_catalog.quote_literal(n.connstr) FROM shardid.nodes AS n
+                                               WHERE n.node OPERATOR(pg_catalog.=) add_node.name));
+    END IF;
+    INSERT INTO shardid.nodes (node, connstr) VALUES (name, connstr);
+    PERFORM shardid.refresh_cluster();
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid.add_node(text, text) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid.add_node(text, text) IS
+    'Router: registers a data node (name, libpq key=value connect string) and creates the PL/Proxy cluster ''shardid'' if needed.';

@@ -1,0 +1,42 @@
+CREATE OR REPLACE FUNCTION shardid.create_shards(first integer, last integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    taken integer;
+BEGIN
+    IF first IS NULL OR last IS NULL THEN
+        RAISE EXCEPTION 'create_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF first OPERATOR(pg_catalog.>) last THEN
+        RAISE EXCEPTION 'empty shard range % .. %', first, last
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the first shard, then the last (inclusive).';
+    END IF;
+    PERFORM shardid._check_shard(first);
+    PERFORM shardid._check_shard(last);
+    PERFORM shardid._check_registry_privileges('create shards', true);
+    LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
+    -- Check the whole range before creating any shard.
+    SELECT min(s.shard) INTO taken FROM shardid.shard_registry AS s
+        WHERE s.shard OPERATOR(pg_catalog.>=) first AND s.shard OPERATOR(pg_catalog.<=) last;
+    IF taken IS NOT NULL THEN
+        RAISE EXCEPTION 'shard % is already registered', taken
+            USING ERRCODE = 'duplicate_object',
+                  DETAIL = pg_catalog.format('No shard of %s .. %s was created.', first, last);
+    END IF;
+    SELECT min(g) INTO taken FROM pg_catalog.generate_series(first, last) AS g
+        WHERE EXISTS (SELECT FROM pg_catalog.pg_namespace AS n
+                       WHERE n.nspname OPERATOR(pg_catalog.=) shardid._shard_schema_name(g));
+    IF taken IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "%" already exists', shardid._shard_schema_name(taken)
+            USING ERRCODE = 'duplicate_schema',
+                  DETAIL = pg_catalog.format('No shard of %s .. %s was created.', first, last);
+    END IF;
+    PERFORM shardid.create_shard(g) FROM pg_catalog.generate_series(first, last) AS g ORDER BY g;
+    RETURN last OPERATOR(pg_catalog.-) first OPERATOR(pg_catalog.+) 1;
+END
+$$;
+
+COMMENT ON FUNCTION shardid.create_shards(integer, integer) IS
+    'Creates shards first..last (inclusive) in one transaction, after checking that none exists; returns how many.';

@@ -1,0 +1,51 @@
+-- Places shards first..last on a node: the node must already hold them
+-- (created there with shardid.create_shards). A shard already on this node
+-- is left alone; one placed on another node is refused (move it instead).
+-- Returns the number of shards newly placed.
+CREATE OR REPLACE FUNCTION shardid.place_shards(node text, first integer, last integer) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    other shardid.shard_placement;
+    added integer;
+BEGIN
+    IF node IS NULL OR first IS NULL OR last IS NULL THEN
+        RAISE EXCEPTION 'place_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF first OPERATOR(pg_catalog.>) last THEN
+        RAISE EXCEPTION 'empty shard range % .. %', first, last
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the first shard, then the last (inclusive).';
+    END IF;
+    PERFORM shardid._check_shard(first);
+    PERFORM shardid._check_shard(last);
+    LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) place_shards.node) THEN
+        RAISE EXCEPTION 'node "%" does not exist', node
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Register it first with shardid.add_node(name, connstr).';
+    END IF;
+    SELECT * INTO other FROM shardid.shard_placement AS p
+     WHERE p.shard OPERATOR(pg_catalog.>=) first AND p.shard OPERATOR(pg_catalog.<=) last
+       AND p.node OPERATOR(pg_catalog.<>) place_shards.node
+     ORDER BY p.shard LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'shard % is already placed on node "%"', other.shard, other.node
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = pg_catalog.format('No shard of %s .. %s was placed.', first, last),
+                  HINT = 'Move a placed shard with bin/shardid-move-shard, which copies its data.';
+    END IF;
+    INSERT INTO shardid.shard_placement (shard, node)
+    SELECT g, place_shards.node FROM pg_catalog.generate_series(first, last) AS g
+    ON CONFLICT (shard) DO NOTHING;
+    GET DIAGNOSTICS added = ROW_COUNT;
+    PERFORM shardid.refresh_cluster();
+    RETURN added;
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid.place_shards(text, integer, integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid.place_shards(text, integer, integer) IS
+    'Router: routes shards first..last to a node that already holds them; returns how many were newly placed. Refuses shards placed on another node.';

@@ -1,0 +1,17 @@
+-- The data nodes: a name and a libpq key=value connect string.
+CREATE TABLE shardid.nodes (
+    node     text PRIMARY KEY
+             CHECK (node OPERATOR(pg_catalog.~) '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$'),
+    connstr  text NOT NULL
+             CONSTRAINT nodes_connstr_no_password
+             CHECK (connstr OPERATOR(pg_catalog.!~*) '(^|\s)password\s*='),
+    added_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+
+SELECT pg_catalog.pg_extension_config_dump('shardid.nodes', '');
+
+-- administrators only (an explicit ACL, as an update from 0.1 leaves it)
+REVOKE SELECT ON shardid.nodes FROM PUBLIC;
+
+COMMENT ON TABLE shardid.nodes IS
+    'Router: the data nodes, by name, with a libpq key=value connect string (never a password). Written by add_node(), remove_node(). Readable by administrators only.';
