@@ -243,7 +243,7 @@ sleep 1
 move_start=$(sql "$R" <<<"SELECT clock_timestamp()")
 t0=$(date +%s%N)
 # progress is visible from another session while it copies
-(for _ in $(seq 600); do sql "$R" <<<"SELECT phase || ' ' || coalesce(tables_ready::text, '-') || '/' || coalesce(tables_total::text, '-') || ' ' || coalesce(bytes_copied::text, '-') || ' ' || coalesce(bytes_total::text, '-') || ' ' || coalesce(lag_bytes::text, '-') || ' ' || (moved_by IS NOT NULL) FROM shardid.move_progress WHERE shard = 3"; sleep 0.5; done) >"$router_DIR/progress.log" 2>/dev/null &
+(for _ in $(seq 6000); do sql "$R" <<<"SELECT phase || ' ' || coalesce(tables_ready::text, '-') || '/' || coalesce(tables_total::text, '-') || ' ' || coalesce(bytes_copied::text, '-') || ' ' || coalesce(bytes_total::text, '-') || ' ' || coalesce(lag_bytes::text, '-') || ' ' || (moved_by IS NOT NULL) FROM shardid.move_progress WHERE shard = 3"; sleep 0.05; done) >"$router_DIR/progress.log" 2>/dev/null &
 watcher=$!
 move 3 b
 kill $watcher 2>/dev/null || true
