@@ -125,6 +125,12 @@ BEGIN
                   DETAIL = array_to_string(diff, E'\n'),
                   HINT = format('A move makes the shard on node "%s" from that node''s templates (shardid.sharded_tables) and copies the rows; make the shard and the templates agree first (ALTER the shard''s tables, or the templates).', to_node);
     END IF;
+    IF offline AND src->>'untrusted_code' IS NOT NULL THEN
+        RAISE EXCEPTION 'shard % cannot move offline: writing its rows would run code of roles that are not superusers', shard
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'An offline move replays the rows as a superuser. Functions: ' || (src->>'untrusted_code') || '.',
+                  HINT = 'Move it online (the copy then runs as the tables'' owners), or have a superuser own those functions.';
+    END IF;
     IF NOT offline THEN
         IF src->>'wal_level' <> 'logical' THEN
             RAISE EXCEPTION 'node "%" has wal_level = %: an online move needs wal_level = logical there', p.node, src->>'wal_level'

@@ -28,6 +28,8 @@
 \ir ../functions/_move_seal.sql
 \ir ../functions/_move_raise_generators.sql
 \ir ../functions/_move_row_counts.sql
+\ir ../functions/_move_untrusted_code.sql
+\ir ../functions/_move_offline_load.sql
 \ir ../functions/_move_publish.sql
 \ir ../functions/_move_create_slot.sql
 \ir ../functions/_move_slot_status.sql
