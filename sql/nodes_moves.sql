@@ -148,6 +148,11 @@ CALL shardid.abort_move(1);
 SELECT count(*) AS moves FROM shardid.shard_moves;
 CALL shardid.abort_move(1);
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- a rollback that was interrupted is finished by the next move_shard()
+INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
+    VALUES (1, 'ma', 'mb', 'shard_0001', 'online', 'aborting');
+CALL shardid.move_shard(1, 'mb');
+SELECT count(*) AS moves FROM shardid.shard_moves;
 -- one that the router already points at the target cannot be aborted
 INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
     VALUES (1, 'ma', 'mb', 'shard_0001', 'online', 'repointed');

@@ -12,7 +12,10 @@ AS $$
                'enabled', s.subenabled,
                'tables_total', (SELECT count(*) FROM pg_subscription_rel AS r WHERE r.srsubid = s.oid),
                'tables_ready', (SELECT count(*) FROM pg_subscription_rel AS r WHERE r.srsubid = s.oid AND r.srsubstate = 'r'),
-               'bytes', (SELECT COALESCE(sum(pg_table_size(r.srrelid)), 0) FROM pg_subscription_rel AS r WHERE r.srsubid = s.oid),
+               -- main forks of the tables and their TOAST tables: what COPY writes
+               'bytes', (SELECT COALESCE(sum(pg_relation_size(c.oid)
+                                             + CASE WHEN c.reltoastrelid <> 0 THEN pg_relation_size(c.reltoastrelid) ELSE 0 END), 0)
+                           FROM pg_subscription_rel AS r JOIN pg_class AS c ON c.oid = r.srrelid WHERE r.srsubid = s.oid),
                'errors', (SELECT x.apply_error_count + x.sync_error_count FROM pg_stat_subscription_stats AS x WHERE x.subid = s.oid))
       FROM (SELECT 1) AS one
       LEFT JOIN pg_subscription AS s ON s.subname = _move_copy_progress.name

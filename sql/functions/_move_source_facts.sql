@@ -28,8 +28,10 @@ BEGIN
     END IF;
     RETURN out || jsonb_build_object(
         'schema_exists', true,
-        'bytes', (SELECT COALESCE(sum(pg_table_size(c.oid)), 0) FROM pg_class AS c
-                   WHERE c.relnamespace = nspoid AND c.relkind = 'r'),
+        -- main forks of the tables and their TOAST tables (as _move_copy_progress counts them)
+        'bytes', (SELECT COALESCE(sum(pg_relation_size(c.oid)
+                                      + CASE WHEN c.reltoastrelid <> 0 THEN pg_relation_size(c.reltoastrelid) ELSE 0 END), 0)
+                    FROM pg_class AS c WHERE c.relnamespace = nspoid AND c.relkind = 'r'),
         -- tables an online move cannot replicate UPDATE/DELETE of
         'no_identity', (SELECT string_agg(format('%I.%I', r.schema_name, c.relname), ', ' ORDER BY c.relname)
                           FROM pg_class AS c

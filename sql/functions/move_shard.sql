@@ -59,6 +59,9 @@ BEGIN
                                 e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
     END;
     IF e_state IS NOT NULL THEN
+        IF e_state OPERATOR(pg_catalog.=) '57014' THEN
+            PERFORM shardid._absorb_cancel();
+        END IF;
         PERFORM shardid._move_unlock(shard);
         PERFORM shardid._raise(e_state, e_msg, e_detail, e_hint);
     END IF;
@@ -110,6 +113,9 @@ BEGIN
     END LOOP;
 
     IF e_state IS NOT NULL THEN
+        IF e_state OPERATOR(pg_catalog.=) '57014' THEN
+            PERFORM shardid._absorb_cancel();
+        END IF;
         PERFORM shardid._move_disconnect();
         BEGIN
             UPDATE shardid.shard_moves AS x SET last_error = e_msg, updated_at = pg_catalog.clock_timestamp()
@@ -149,7 +155,9 @@ BEGIN
     RAISE NOTICE 'moved shard % from "%" to "%" in % ms%; old copy %', shard, last.source, last.target,
         pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) t_start) OPERATOR(pg_catalog.*) 1000),
         CASE WHEN last.repointed_at IS NOT NULL AND last.frozen_at IS NOT NULL
-             THEN pg_catalog.format('; writes refused for %s ms', pg_catalog.round(pg_catalog.date_part('epoch', last.repointed_at OPERATOR(pg_catalog.-) last.frozen_at) OPERATOR(pg_catalog.*) 1000))
+             THEN pg_catalog.format(' (cut-over from %s ms); writes refused for %s ms',
+                                    pg_catalog.round(pg_catalog.date_part('epoch', last.frozen_at OPERATOR(pg_catalog.-) last.started_at) OPERATOR(pg_catalog.*) 1000),
+                                    pg_catalog.round(pg_catalog.date_part('epoch', last.repointed_at OPERATOR(pg_catalog.-) last.frozen_at) OPERATOR(pg_catalog.*) 1000))
              ELSE '' END,
         COALESCE(old, 'retired');
 END

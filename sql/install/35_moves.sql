@@ -53,6 +53,7 @@
 \ir ../functions/_definition_diff.sql
 \ir ../functions/_move_name.sql
 \ir ../functions/_move_pause.sql
+\ir ../functions/_absorb_cancel.sql
 \ir ../functions/_move_disconnect.sql
 \ir ../functions/_move_lock.sql
 \ir ../functions/_move_unlock.sql
