@@ -48,8 +48,8 @@ function checkLayout(layout) {
   return { epochMs, shardBits: BigInt(shardBits), seqBits: BigInt(seqBits) };
 }
 
-// An ID as a BigInt: accepts a BigInt, a decimal string, or a safe-integer Number.
-function asId(id) {
+/** An ID as a BigInt: accepts a BigInt, a decimal string, or a safe-integer Number; throws otherwise. */
+export function asId(id) {
   let v;
   if (typeof id === 'bigint') {
     v = id;
