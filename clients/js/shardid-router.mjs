@@ -309,10 +309,11 @@ export class ShardMap {
         if (kind === null || this._clock() >= deadline) throw err;
         await this._refresh(true);
         const movedTo = this._placement.get(shard);
+        // a map read after the error shows no move: not ours to retry
+        if (movedTo === node && kind === 'moved' && !this._moving.has(shard) && this._loadedAt >= started) throw err;
         this.retries += 1;
         if (movedTo !== node) continue; // at once, on the new node
         if (kind === 'moved' && !this._moving.has(shard)) {
-          if (this._loadedAt >= started) throw err; // a map read after the error shows no move
           await this._sleep(this.minReloadGap); // the map predates the attempt: retry once it can be read
           continue;
         }

@@ -299,3 +299,76 @@ test('SQLSTATEs through ORM wrappers', () => {
   assert.equal(moveErrorKind(new Error('x')), null);
   assert.equal(moveErrorKind(Object.assign(new Error('x'), { code: 'ECONNREFUSED' })), null);
 });
+
+// Against a router and two nodes (test/e2e/apps.sh): shards 0-7 on a, 8-15 on
+// b, each with a table posts (id, user_id, body).
+const live = process.env.SHARDID_LIVE && JSON.parse(process.env.SHARDID_LIVE);
+test('live: a router and two nodes', { skip: !live && 'SHARDID_LIVE not set (test/e2e/apps.sh sets it)' }, async (t) => {
+  const pg = (await import('pg')).default;
+  pg.types.setTypeParser(pg.types.builtins.INT8, BigInt);
+  const m = new ShardMap({ router: live.router, nodes: live.nodes, retryDeadline: 5000 });
+  const admin = async (node, sql) => {
+    const c = new pg.Client(parseConninfo(live.nodes[node]));
+    await c.connect();
+    try { return (await c.query(sql)).rows; } finally { await c.end(); }
+  };
+  const insert = async (shard, client, body = 'live') => (await client.query(
+    `INSERT INTO ${await m.schemaForShard(shard)}.posts (user_id, body) VALUES ($1, $2) RETURNING id`, [shard, body])).rows[0].id;
+  try {
+    await t.test('the map is the router\'s placement', async () => {
+      const r = new pg.Client(parseConninfo(live.router));
+      await r.connect();
+      const { rows } = await r.query('SELECT shard, node FROM shardid.placement ORDER BY shard');
+      await r.end();
+      for (const { shard, node } of rows) assert.equal(await m.nodeForShard(shard), node);
+      assert.deepEqual(await m.shards('a'), [0, 1, 2, 3, 4, 5, 6, 7]);
+    });
+    await t.test('insert and read back by ID', async () => {
+      for (const shard of [2, 9]) {
+        const id = await m.run(shard, (c) => insert(shard, c));
+        assert.equal(typeof id, 'bigint');
+        assert.ok(id > 2n ** 53n);
+        assert.deepEqual([await m.shardOf(id), await m.nodeForId(id)], [shard, shard < 8 ? 'a' : 'b']);
+        const rows = await m.run(await m.shardOf(id), async (c) => (await c.query(
+          `SELECT id, body FROM ${await m.schemaForShard(shard)}.posts WHERE id = $1`, [id])).rows);
+        assert.deepEqual(rows, [{ id, body: 'live' }]);
+      }
+    });
+    await t.test('errors are thrown unchanged', async () => {
+      const id = await m.run(2, (c) => insert(2, c));
+      const retries = m.retries;
+      await assert.rejects(m.run(2, (c) => c.query("INSERT INTO shard_0002.posts (id, user_id, body) VALUES ($1, 2, 'dup')", [id])),
+        (err) => err.code === '23505');
+      await assert.rejects(m.run(2, (c) => c.query('SELECT * FROM shard_0002.nope')), (err) => err.code === '42P01');
+      assert.equal(m.retries, retries);
+      assert.equal(await m.run(2, async (c) => (await c.query('SELECT 1 AS one')).rows[0].one), 1);
+    });
+    await t.test('a frozen shard waits for the thaw', async () => {
+      await admin('a', "SELECT shardid.freeze_shard_tables('shard_0003', 3, 'b')");
+      const thaw = new Promise((resolve) => setTimeout(resolve, 400)).then(() => admin('a', "SELECT shardid.thaw_shard_tables('shard_0003')"));
+      const retries = m.retries;
+      const start = performance.now();
+      const id = await m.run(3, (c) => insert(3, c, 'after the thaw'));
+      await thaw;
+      assert.ok(performance.now() - start >= 350);
+      assert.ok(m.retries > retries);
+      assert.equal(await m.shardOf(id), 3);
+    });
+    await t.test('frozen past the deadline', async () => {
+      const m2 = new ShardMap({ router: live.router, nodes: live.nodes, retryDeadline: 500 });
+      await admin('a', "SELECT shardid.freeze_shard_tables('shard_0004', 4, 'b')");
+      try {
+        const start = performance.now();
+        await assert.rejects(m2.run(4, (c) => insert(4, c)), (err) => err.code === '25006' && /refuses writes for the cut-over/.test(err.message));
+        assert.ok(performance.now() - start < 1500);
+        assert.ok(m2.retries > 2);
+        assert.equal(await m2.run(4, async (c) => (await c.query('SELECT count(*) >= 0 AS ok FROM shard_0004.posts')).rows[0].ok), true);
+      } finally {
+        await admin('a', "SELECT shardid.thaw_shard_tables('shard_0004')");
+        await m2.close();
+      }
+    });
+  } finally {
+    await m.close();
+  }
+});

@@ -298,13 +298,14 @@ class ShardMap:
                     raise
                 self._refresh(force=True)
                 moved_to = self._placement.get(shard)
+                if moved_to == node and kind == "moved" and shard not in self._moving \
+                        and self._loaded_at >= started:
+                    raise  # a map read after the error shows no move: not ours to retry
                 self.retries += 1
                 if moved_to != node:
                     log.info("shardid_router: shard %s moved from %s to %s", shard, node, moved_to)
                     continue  # at once, on the new node
                 if kind == "moved" and shard not in self._moving:
-                    if self._loaded_at >= started:
-                        raise  # a map read after the error shows no move: not ours to retry
                     # the map predates the attempt (reloads are spaced): retry once it can be read
                     self._sleep(self.min_reload_gap)
                     continue

@@ -6,6 +6,10 @@ servers and through an online move.
 """
 
 import contextlib
+import json
+import os
+import threading
+import time
 import unittest
 
 import shardid_router
@@ -396,6 +400,87 @@ class Errors(unittest.TestCase):
         self.assertEqual(move_error_kind(psycopg.errors.UndefinedTable("x")), "moved")
         self.assertEqual(move_error_kind(psycopg.errors.lookup("25006")("cut-over")), "frozen")
         self.assertEqual(move_error_kind(psycopg.errors.UniqueViolation("x")), None)
+
+
+LIVE = os.environ.get("SHARDID_LIVE")
+
+
+@unittest.skipUnless(LIVE, "SHARDID_LIVE not set (test/e2e/apps.sh sets it)")
+class Live(unittest.TestCase):
+    """Against a router and two nodes (test/e2e/apps.sh): shards 0-7 on a,
+    8-15 on b, each with a table posts (id, user_id, body)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cfg = json.loads(LIVE)
+        cls.m = ShardMap(cls.cfg["router"], cls.cfg["nodes"], retry_deadline=5.0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.m.close()
+
+    def insert(self, shard, conn, body="live"):
+        return conn.execute(f"INSERT INTO {self.m.schema_for_shard(shard)}.posts (user_id, body) "
+                            "VALUES (%s, %s) RETURNING id", (shard, body)).fetchone()[0]
+
+    def admin(self, node):
+        return psycopg.connect(self.cfg["nodes"][node], autocommit=True)
+
+    def test_map_is_the_routers_placement(self):
+        with psycopg.connect(self.cfg["router"]) as conn:
+            placement = dict(conn.execute("SELECT shard, node FROM shardid.placement").fetchall())
+        self.assertEqual({s: self.m.node_for_shard(s) for s in placement}, placement)
+        self.assertEqual(self.m.shards("a"), list(range(8)))
+
+    def test_insert_and_read_back_by_id(self):
+        for shard in (2, 9):
+            id = self.m.run(shard, lambda conn: self.insert(shard, conn))
+            self.assertGreater(id, 2**53)
+            self.assertEqual((self.m.shard_of(id), self.m.node_for_id(id)), (shard, "a" if shard < 8 else "b"))
+            row = self.m.run(self.m.shard_of(id), lambda conn: conn.execute(
+                f"SELECT id, body FROM {self.m.schema_for_shard(shard)}.posts WHERE id = %s", (id,)).fetchone())
+            self.assertEqual(row, (id, "live"))
+
+    def test_errors_are_raised_unchanged(self):
+        id = self.m.run(2, lambda conn: self.insert(2, conn))
+        retries = self.m.retries
+        with self.assertRaises(psycopg.errors.UniqueViolation):
+            self.m.run(2, lambda conn: conn.execute(
+                "INSERT INTO shard_0002.posts (id, user_id, body) VALUES (%s, 2, 'dup')", (id,)))
+        with self.assertRaises(psycopg.errors.UndefinedTable):
+            self.m.run(2, lambda conn: conn.execute("SELECT * FROM shard_0002.nope"))
+        self.assertEqual(self.m.retries, retries)
+        # the failed transactions were rolled back: the pool's connections still work
+        self.assertEqual(self.m.run(2, lambda conn: conn.execute("SELECT 1").fetchone()[0]), 1)
+
+    def test_frozen_shard_waits_for_the_thaw(self):
+        with self.admin("a") as admin:
+            admin.execute("SELECT shardid.freeze_shard_tables('shard_0003', 3, 'b')")
+            timer = threading.Timer(0.4, lambda: self.admin("a").execute(
+                "SELECT shardid.thaw_shard_tables('shard_0003')"))
+            timer.start()
+            retries, start = self.m.retries, time.monotonic()
+            id = self.m.run(3, lambda conn: self.insert(3, conn, "after the thaw"))
+            timer.join()
+        self.assertGreaterEqual(time.monotonic() - start, 0.35)
+        self.assertGreater(self.m.retries, retries)
+        self.assertEqual(self.m.shard_of(id), 3)
+
+    def test_frozen_past_the_deadline(self):
+        m = ShardMap(self.cfg["router"], self.cfg["nodes"], retry_deadline=0.5)
+        self.addCleanup(m.close)
+        with self.admin("a") as admin:
+            admin.execute("SELECT shardid.freeze_shard_tables('shard_0004', 4, 'b')")
+            try:
+                start = time.monotonic()
+                with self.assertRaisesRegex(psycopg.errors.ReadOnlySqlTransaction, "refuses writes for the cut-over"):
+                    m.run(4, lambda conn: self.insert(4, conn))
+                self.assertLess(time.monotonic() - start, 1.5)
+                self.assertGreater(m.retries, 2)
+                # reads go on while frozen
+                self.assertEqual(m.run(4, lambda conn: conn.execute("SELECT count(*) >= 0 FROM shard_0004.posts").fetchone()[0]), True)
+            finally:
+                admin.execute("SELECT shardid.thaw_shard_tables('shard_0004')")
 
 
 if __name__ == "__main__":
