@@ -15,7 +15,7 @@ let n = 0;
 while (!existsSync(stop)) {
   const shard = shards[n % shards.length];
   n += 1;
-  const body = `js ${n}`;
+  const body = `js writer ${n}`;
   const schema = await m.schemaForShard(shard);
   const before = m.retries;
   const start = performance.now();
