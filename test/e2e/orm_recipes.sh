@@ -17,8 +17,10 @@ source test/lib/e2e.sh
 source test/lib/apps.sh
 export PATH=$(pg_config --bindir):$PATH
 
-apps_debian_node
-apps_need python3 python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django nodejs npm
+JS=0
+apps_js_available && JS=1
+apps_need python3 python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django
+[ $JS = 0 ] || apps_need nodejs npm
 
 pg_start recipes
 work=$(mktemp -d /tmp/shardid-recipes.XXXXXX)
@@ -42,6 +44,7 @@ echo "--- sqlalchemy"
 head -n 1 "$work/sqlalchemy.log"
 ok "sqlalchemy recipe: $(grep -E '^Ran' "$work/sqlalchemy.log")"
 
+[ $JS = 1 ] || apps_js_skipped "the JavaScript recipes"
 echo "--- node $("$NODE" --version), npm $(npm --version)"
 q -d js >/dev/null <<'SQL'
 CREATE SEQUENCE public.photos_gen AS bigint;

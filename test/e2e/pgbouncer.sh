@@ -20,8 +20,10 @@ source test/lib/e2e.sh
 source test/lib/apps.sh
 export PATH=$(pg_config --bindir):$PATH
 
-apps_debian_node
-apps_need pgbouncer python3 python3-psycopg nodejs node-pg
+JS=0
+apps_js_available && JS=1
+apps_need pgbouncer python3 python3-psycopg
+[ $JS = 0 ] || apps_need nodejs node-pg
 
 pg_start bouncer_pg
 SERVER_HOST=$PGHOST SERVER_PORT=$PGPORT
@@ -131,6 +133,7 @@ else:
     print(f"ok - psycopg named prepared statements fail before pgbouncer 1.21 ({len(errors)} of 6 clients: {', '.join(states)})")
 PY
 
+[ $JS = 1 ] || apps_js_skipped "the node-postgres checks"
 mkdir -p "$work/js"
 apps_js_dir "$work/js"
 cat >"$work/js/bouncer.mjs" <<'JS'

@@ -27,15 +27,24 @@ apps_need() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
 }
 
-# apps_debian_node — exit 77 unless nodejs is Debian's: NodeSource's build
-# (on this project's Debian 12 host) cannot take Debian's node-* packages.
-apps_debian_node() {
+# apps_js_available — true if nodejs is (or can be) Debian's, so Debian's
+# node-* packages fit it. NodeSource's build (on this project's Debian 12
+# host) cannot take them: the scripts then run their Python parts, skip the
+# JavaScript ones and exit 77 ("SKIP: ...") at the end; the Debian roots of
+# test/matrix run everything. SHARDID_APPS_NO_JS=1 forces the same (to test
+# that path in a root).
+apps_js_available() {
 	local v
+	[ -z "${SHARDID_APPS_NO_JS:-}" ] || return 1
 	v=$(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || true)
-	if [[ "$v" == *nodesource* ]]; then
-		echo "SKIP: nodejs $v is NodeSource's build, not Debian's (the application tests run in the Debian roots)"
-		exit 77
-	fi
+	[[ "$v" != *nodesource* ]]
+}
+
+# apps_js_skipped WHAT — the closing line of a script whose JavaScript parts
+# did not run: exit 77 (skip) with the reason.
+apps_js_skipped() {
+	echo "SKIP: $1 not run: nodejs $(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || echo '?') is not Debian's (the Python parts passed; the Debian roots run everything)"
+	exit 77
 }
 
 # apps_js_dir DIR — the JavaScript clients in DIR with node-postgres (Debian's
