@@ -447,17 +447,22 @@ class Live(unittest.TestCase):
         with self.assertRaises(psycopg.errors.UniqueViolation):
             self.m.run(2, lambda conn: conn.execute(
                 "INSERT INTO shard_0002.posts (id, user_id, body) VALUES (%s, 2, 'dup')", (id,)))
+        self.assertEqual(self.m.retries, retries)
         with self.assertRaises(psycopg.errors.UndefinedTable):
             self.m.run(2, lambda conn: conn.execute("SELECT * FROM shard_0002.nope"))
-        self.assertEqual(self.m.retries, retries)
+        # at most one more try, when the map was read less than min_reload_gap before the error
+        self.assertLessEqual(self.m.retries, retries + 1)
         # the failed transactions were rolled back: the pool's connections still work
         self.assertEqual(self.m.run(2, lambda conn: conn.execute("SELECT 1").fetchone()[0]), 1)
 
     def test_frozen_shard_waits_for_the_thaw(self):
         with self.admin("a") as admin:
             admin.execute("SELECT shardid.freeze_shard_tables('shard_0003', 3, 'b')")
-            timer = threading.Timer(0.4, lambda: self.admin("a").execute(
-                "SELECT shardid.thaw_shard_tables('shard_0003')"))
+            def thaw():
+                with self.admin("a") as conn:
+                    conn.execute("SELECT shardid.thaw_shard_tables('shard_0003')")
+
+            timer = threading.Timer(0.4, thaw)
             timer.start()
             retries, start = self.m.retries, time.monotonic()
             id = self.m.run(3, lambda conn: self.insert(3, conn, "after the thaw"))

@@ -43,7 +43,10 @@ apps_js_available() {
 # apps_js_skipped WHAT — the closing line of a script whose JavaScript parts
 # did not run: exit 77 (skip) with the reason.
 apps_js_skipped() {
-	echo "SKIP: $1 not run: nodejs $(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || echo '?') is not Debian's (the Python parts passed; the Debian roots run everything)"
+	local why
+	why="nodejs $(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || echo '?') is not Debian's"
+	[ -z "${SHARDID_APPS_NO_JS:-}" ] || why="SHARDID_APPS_NO_JS is set"
+	echo "SKIP: $1 not run: $why (the Python parts passed; the Debian roots run everything)"
 	exit 77
 }
 
