@@ -14,8 +14,10 @@ CREATE ROLE regress_if_admin;
 GRANT CREATE ON DATABASE regress_internal_functions TO regress_if_admin;
 \c regress_internal_functions
 SET client_min_messages = warning;
+SET timezone = 'UTC';
 \set SHOW_CONTEXT never
 CREATE EXTENSION shardid;
+GRANT CREATE ON SCHEMA public TO regress_if_admin;
 
 CREATE TEMP TABLE public_execute (fn text PRIMARY KEY, why text NOT NULL);
 INSERT INTO public_execute VALUES
@@ -56,6 +58,7 @@ SELECT p.oid::regprocedure::text AS fn,
   FROM pg_depend AS d JOIN pg_proc AS p ON p.oid = d.objid
  WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid') AND d.deptype = 'e';
+GRANT SELECT ON extension_functions TO regress_if_user;
 
 -- Executable by PUBLIC but not on the list: none.
 SELECT fn AS not_listed FROM extension_functions WHERE public_may_execute
@@ -83,6 +86,8 @@ CREATE TRIGGER refuse AFTER INSERT ON public.if_own
 SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'public.if_own'::regclass;
 
 -- Nor call any of them: each call is refused with 42501 before it runs.
+-- (Arguments are NULLs from a subquery: a constant NULL would let the
+-- planner fold a STRICT function's call away, privileges unchecked.)
 SET client_min_messages = notice;
 DO $$
 DECLARE
@@ -91,11 +96,11 @@ BEGIN
     FOR f IN
         SELECT p.oid::regprocedure AS fn,
                pg_catalog.format('SELECT %s(%s)', p.oid::regproc,
-                                 (SELECT string_agg('NULL::' || format_type(t, NULL), ', ' ORDER BY o)
+                                 (SELECT string_agg('(SELECT NULL::' || format_type(t, NULL) || ')', ', ' ORDER BY o)
                                     FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o))) AS call
           FROM extension_functions AS e JOIN pg_proc AS p ON p.oid = e.fn::regprocedure
          WHERE e.fn LIKE 'shardid.\_%' AND NOT e.public_may_execute
-         ORDER BY 1::text
+         ORDER BY p.oid::regprocedure::text
     LOOP
         BEGIN
             EXECUTE f.call;
@@ -118,7 +123,7 @@ CREATE TABLE public.posts (id bigint PRIMARY KEY, body text);
 SELECT shardid.create_shards(1, 2);
 SELECT shardid.create_table('public.posts');
 GRANT USAGE ON SCHEMA shard_0001, shard_0002 TO regress_if_user;
-GRANT INSERT ON shard_0001.posts, shard_0002.posts TO regress_if_user;
+GRANT INSERT, SELECT ON shard_0001.posts, shard_0002.posts TO regress_if_user;
 GRANT USAGE ON SEQUENCE shard_0001.id_seq, shard_0002.id_seq TO regress_if_user;
 RESET ROLE;
 SELECT shardid.freeze_shard_tables('shard_0001', 1, 'node_b');
@@ -140,6 +145,7 @@ RESET ROLE;
 CREATE DATABASE regress_if_fresh;
 \c regress_if_fresh
 SET client_min_messages = warning;
+SET timezone = 'UTC';
 CREATE EXTENSION shardid;
 SELECT epoch, shard_bits, seq_bits FROM shardid.configure('2020-01-01 00:00:00+00', 12, 11);
 SELECT shardid.id_shard(shardid.make_id('2021-01-01 00:00:00+00', 4000, 1)) AS shard_with_12_bits;

@@ -27,7 +27,7 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- shows in an error.
 SELECT shardid.add_node('p1', 'host=x dbname=''password=hunter2 dbname=app''');
 SELECT shardid.add_node('p2', 'host=x dbname=postgresql://u:hunter2@h/app');
-SELECT shardid.add_node('p3', 'host=x dbname=''dbname=''''password=hunter2''''''');
+SELECT shardid.add_node('p3', 'host=x dbname=''dbname=\''password=hunter2\''''');
 SELECT shardid.add_node('p4', 'postgresql://u:hunter2@h/app');
 SELECT shardid.add_node('p5', 'postgres://u:hunter2@h:5432/app?sslmode=disable');
 SELECT shardid.add_node('p6', 'postgresql://h/app?password=hunter2');

@@ -143,6 +143,7 @@ SELECT * FROM shardid.sync_generators();
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 RESET ROLE;
 
+SET client_min_messages = warning;
 DROP SCHEMA sg, sga, mallory CASCADE;
 SELECT shardid.detach_shard(40);
 SELECT shardid.detach_shard(42);
@@ -150,6 +151,7 @@ DROP SCHEMA shard_0040 CASCADE;
 DROP TABLE public.sg_tpl;
 DELETE FROM shardid.sharded_tables;
 DROP ROLE regress_sg_reader, regress_sg_mallory, regress_sg_app;
+RESET client_min_messages;
 
 -- Row-level security would hide rows from the max: refused rather than
 -- raising too little.
@@ -171,5 +173,38 @@ SELECT generator, action, table_name FROM shardid.sync_generators();
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 RESET ROLE;
 
+SET client_min_messages = warning;
 DROP SCHEMA sgr CASCADE;
 DROP ROLE regress_sg_owner;
+RESET client_min_messages;
+
+-- _raise_generator(), its primitive: raises, never lowers, under setval()'s
+-- privilege (UPDATE to raise; SELECT, USAGE or UPDATE to compare), only a
+-- permanent generator, only to a state of the layout.
+CREATE SEQUENCE public.sg_raise AS bigint;
+SELECT shardid._raise_generator('public.sg_raise', 1000) AS raised;
+SELECT last_value, is_called FROM public.sg_raise;
+SELECT shardid._raise_generator('public.sg_raise', 999) AS raised;
+SELECT last_value FROM public.sg_raise;
+SELECT shardid._raise_generator('public.sg_raise', 1000) AS raised;
+CREATE ROLE regress_sg_raiser;
+SET ROLE regress_sg_raiser;
+SELECT shardid._raise_generator('public.sg_raise', 2000);
+RESET ROLE;
+GRANT SELECT ON public.sg_raise TO regress_sg_raiser;
+SET ROLE regress_sg_raiser;
+SELECT shardid._raise_generator('public.sg_raise', 999) AS raised;
+SELECT shardid._raise_generator('public.sg_raise', 2000);
+RESET ROLE;
+GRANT UPDATE ON public.sg_raise TO regress_sg_raiser;
+SET ROLE regress_sg_raiser;
+SELECT shardid._raise_generator('public.sg_raise', 2000) AS raised;
+RESET ROLE;
+SELECT shardid._raise_generator('public.sg_raise', -1);
+SELECT shardid._raise_generator('public.sg_raise', (1::bigint << 50));
+CREATE TEMP SEQUENCE sg_temp_seq;
+SELECT shardid._raise_generator('sg_temp_seq', 5);
+SELECT shardid._raise_generator('pg_class', 5);
+SELECT last_value FROM public.sg_raise;
+DROP SEQUENCE public.sg_raise;
+DROP ROLE regress_sg_raiser;
