@@ -3,9 +3,10 @@
 -- with "=") is searched as well; one that libpq cannot parse counts as a
 -- secret, since its text would show wherever the connect string does. A
 -- string libpq cannot parse at all raises 22023. Used by add_node() and by
--- the CHECK on shardid.nodes.
+-- the CHECK on shardid.nodes. Not PARALLEL SAFE: its exception block is a
+-- subtransaction.
 CREATE OR REPLACE FUNCTION shardid._connstr_secret(connstr text) RETURNS text
-    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE plpgsql IMMUTABLE STRICT
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
