@@ -1,7 +1,7 @@
 -- A connect string as libpq parses it (src/pg/connstr.cpp).
 CREATE OR REPLACE FUNCTION shardid._connstr_options(connstr text, OUT keyword text, OUT value text, OUT secret boolean)
     RETURNS SETOF record
-    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'shardid_connstr_options';
+    LANGUAGE c IMMUTABLE STRICT AS 'MODULE_PATHNAME', 'shardid_connstr_options';
 
 REVOKE ALL ON FUNCTION shardid._connstr_options(text) FROM PUBLIC;
 
