@@ -9,7 +9,8 @@
  *    Relation->rd_locator);
  *  - 17 moved the top transaction's local id into MyProc->vxid;
  *  - 18 asks modules for their name and version in the magic block;
- *  - 15 added MarkGUCPrefixReserved (14 warns on placeholders instead).
+ *  - 15 added MarkGUCPrefixReserved (14 warns on placeholders instead);
+ *  - 15 added InitMaterializedSRF (14 sets up the tuplestore by hand).
  */
 #pragma once
 
@@ -45,4 +46,33 @@ extern "C" {
 #define SHARDID_RESERVE_GUC_PREFIX(prefix) MarkGUCPrefixReserved(prefix)
 #else
 #define SHARDID_RESERVE_GUC_PREFIX(prefix) EmitWarningsOnPlaceholders(prefix)
+#endif
+
+/* Sets up a set-returning function's tuplestore, materialize mode. */
+#if PG_VERSION_NUM < 150000
+extern "C" {
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/tuplestore.h"
+}
+
+static inline void
+InitMaterializedSRF(FunctionCallInfo fcinfo, bits32)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	TupleDesc tupdesc;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						errmsg("set-valued function called in context that cannot accept a set")));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setDesc = CreateTupleDescCopy(tupdesc);
+	rsinfo->setResult = tuplestore_begin_heap(true, false, work_mem);
+	MemoryContextSwitchTo(old);
+}
 #endif

@@ -76,6 +76,8 @@ root_ensure() {
 	fi
 	printf 'Acquire::Check-Valid-Until "false";\nAPT::Install-Recommends "false";\n' \
 		>"$dir/etc/apt/apt.conf.d/90shardid"
+	# a root is a few GB; the downloaded .debs need not stay
+	echo 'APT::Keep-Downloaded-Packages "false";' >"$dir/etc/apt/apt.conf.d/91shardid-nokeep"
 	# 19 is in experimental: its packages, and only those, come from there
 	if [ "$major" = 19 ] && [ ! -e "$dir/etc/apt/sources.list.d/experimental.list" ]; then
 		mirror=$(host_debian_mirror) || return 1
@@ -84,6 +86,13 @@ root_ensure() {
 			>"$dir/etc/apt/preferences.d/postgresql-19"
 	fi
 	cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+	# the certificate authorities this machine adds (a TLS proxy in front of
+	# a package registry such as npm's): trusted inside the root too
+	if [ -n "$(ls /usr/local/share/ca-certificates/*.crt 2>/dev/null)" ]; then
+		mkdir -p "$dir/usr/local/share/ca-certificates"
+		cp /usr/local/share/ca-certificates/*.crt "$dir/usr/local/share/ca-certificates/"
+		[ ! -x "$dir/usr/sbin/update-ca-certificates" ] || chroot "$dir" update-ca-certificates >/dev/null 2>&1 || true
+	fi
 }
 
 root_enter() {
