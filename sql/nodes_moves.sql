@@ -187,6 +187,16 @@ SELECT * FROM dblink('mover', 'SELECT shardid.freeze_shard_tables(''shard_0003''
 SELECT dblink_connect('writer', :'base' || 'regress_moves_a');
 SELECT dblink_exec('writer', 'INSERT INTO shard_0003.posts (user_id, body) VALUES (3, ''refused'')');
 SELECT dblink_disconnect('mover');
+-- (the mover's backend ends a moment after its connection closes)
+DO $$
+BEGIN
+    FOR i IN 1 .. 200 LOOP
+        EXIT WHEN NOT EXISTS (SELECT FROM pg_locks AS l
+                               WHERE l.locktype = 'advisory' AND l.classid = 1936222564 AND l.objid = 3);
+        PERFORM pg_sleep(0.05);
+    END LOOP;
+END
+$$;
 SELECT dblink_exec('writer', 'INSERT INTO shard_0003.posts (user_id, body) VALUES (3, ''lapsed'')');
 -- permanent, it outlives its session
 SELECT dblink_connect('mover', :'base' || 'regress_moves_a');

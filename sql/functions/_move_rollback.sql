@@ -9,11 +9,13 @@
 --   2. target: the subscription disabled, detached, dropped (and 15's role);
 --   3. source: the move's slot, the table-sync slots, the publication;
 --   4. target: the copy unregistered and dropped (not if step 2 failed).
--- When all succeeded the row is deleted (outcome 'rolled back'); else it
--- stays in phase 'aborting' with last_error listing what is left, for
--- abort_move() or move_shard() to finish. A cancel stops the steps
--- (outcome 'cancelled'). Never raises: its caller holds the shard's lock.
-CREATE OR REPLACE PROCEDURE shardid._move_rollback(shard integer, INOUT outcome text DEFAULT NULL)
+-- When all succeeded the row is deleted; else it stays in phase 'aborting'
+-- with last_error listing what is left ('rollback incomplete, left: ...',
+-- or 'rollback cancelled, left: ...' when a cancel stopped the steps), for
+-- abort_move() or move_shard() to finish. The caller reads the outcome
+-- from the row (_move_outcome). Never raises: its caller holds the shard's
+-- lock.
+CREATE OR REPLACE PROCEDURE shardid._move_rollback(shard integer)
     LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -26,6 +28,7 @@ DECLARE
     st        text;
     cancelled boolean := false;
     tgt_done  boolean := false;
+    outcome   text;
 BEGIN
     BEGIN
         LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
@@ -114,23 +117,22 @@ BEGIN
         END IF;
         IF pg_catalog.cardinality(remaining) OPERATOR(pg_catalog.=) 0 THEN
             DELETE FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) _move_rollback.shard;
-            outcome := 'rolled back';
             RAISE NOTICE 'move of shard % rolled back: nothing left on "%", shard writable on "%"', shard, m.target, m.source;
         ELSE
             UPDATE shardid.shard_moves AS x
-               SET last_error = 'rollback incomplete, left: ' OPERATOR(pg_catalog.||) pg_catalog.array_to_string(remaining, '; '),
+               SET last_error = CASE WHEN cancelled THEN 'rollback cancelled, left: ' ELSE 'rollback incomplete, left: ' END
+                                OPERATOR(pg_catalog.||) pg_catalog.array_to_string(remaining, '; '),
                    updated_at = pg_catalog.clock_timestamp()
              WHERE x.shard OPERATOR(pg_catalog.=) _move_rollback.shard;
-            outcome := CASE WHEN cancelled THEN 'cancelled' ELSE 'incomplete: ' OPERATOR(pg_catalog.||) pg_catalog.array_to_string(remaining, '; ') END;
         END IF;
     EXCEPTION WHEN query_canceled OR OTHERS THEN
-        outcome := 'cancelled';
+        NULL;
     END;
     COMMIT;
 END
 $$;
 
-REVOKE ALL ON PROCEDURE shardid._move_rollback(integer, text) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE shardid._move_rollback(integer) FROM PUBLIC;
 
-COMMENT ON PROCEDURE shardid._move_rollback(integer, text) IS
-    'Router: rolls back a move not yet repointed (phase read under the repoint''s lock), the source made writable first; outcome: rolled back, repointed, none, cancelled, or what is left.';
+COMMENT ON PROCEDURE shardid._move_rollback(integer) IS
+    'Router: rolls back a move not yet repointed (phase read under the repoint''s lock), the source made writable first; deletes its row, or leaves it aborting with what is left.';

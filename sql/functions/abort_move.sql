@@ -21,7 +21,8 @@ BEGIN
                   HINT = 'See shardid.move_progress.';
     END IF;
     COMMIT;
-    CALL shardid._move_rollback(shard, outcome);
+    CALL shardid._move_rollback(shard);
+    outcome := shardid._move_outcome(shard);
     PERFORM shardid._move_unlock(shard);
     IF outcome OPERATOR(pg_catalog.=) 'repointed' THEN
         RAISE EXCEPTION 'shard % is already served by node "%": the move cannot be aborted', shard, m.target

@@ -68,7 +68,8 @@ BEGIN
     COMMIT;
 
     IF phase OPERATOR(pg_catalog.=) 'aborting' THEN
-        CALL shardid._move_rollback(shard, outcome);
+        CALL shardid._move_rollback(shard);
+        outcome := shardid._move_outcome(shard);
         PERFORM shardid._move_unlock(shard);
         PERFORM shardid._raise('55000',
             pg_catalog.format('a rollback of the move of shard %s was interrupted; %s', shard,
@@ -129,7 +130,8 @@ BEGIN
             e_hint := pg_catalog.format('The shard is served by node "%s"; its old copy is not retired yet. CALL shardid.move_shard(%s, %L); again to finish.',
                                         last.target, shard, last.target);
         ELSIF phase IS NOT NULL THEN
-            CALL shardid._move_rollback(shard, outcome);
+            CALL shardid._move_rollback(shard);
+            outcome := shardid._move_outcome(shard);
             e_detail := pg_catalog.concat_ws(E'\n', NULLIF(e_detail, ''),
                 CASE outcome WHEN 'rolled back' THEN 'The move was rolled back: the shard stays where it was, writable.'
                              WHEN 'repointed' THEN NULL

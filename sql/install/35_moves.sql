@@ -65,5 +65,6 @@
 \ir ../functions/_move_repoint.sql
 \ir ../functions/_move_finish.sql
 \ir ../functions/_move_rollback.sql
+\ir ../functions/_move_outcome.sql
 \ir ../functions/move_shard.sql
 \ir ../functions/abort_move.sql

@@ -22,7 +22,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
-export PATH=$(pg_config --bindir):$PATH
+PATH=$(pg_config --bindir):$PATH
+export PATH
 source test/lib/moves.sh
 major=$(sql "$A" <<<"SELECT current_setting('server_version_num')::int / 10000")
 echo "# PostgreSQL $major"
@@ -70,7 +71,7 @@ sql "$A2" >/dev/null <<<"SET ROLE shard_admin; SELECT shardid.create_shard(20); 
 sql "$B2" >/dev/null <<<"SET ROLE shard_admin; SELECT shardid.create_table('adm.notes')"
 sql "$R" >/dev/null <<<"SELECT shardid.add_node('a2', '$A2'); SELECT shardid.add_node('b2', '$B2'); SELECT shardid.place_shards('a2', 20, 21)"
 sql "$A2" >/dev/null <<<"TRUNCATE adm.log"
-admin_super() { echo "$(sql "$A" <<<"SELECT rolsuper FROM pg_roles WHERE rolname = 'shard_admin'")"; }
+admin_super() { sql "$A" <<<"SELECT rolsuper FROM pg_roles WHERE rolname = 'shard_admin'"; }
 log_of() { sql "$1" <<<"SELECT count(*) || ' ' || count(*) FILTER (WHERE superuser) FROM adm.log WHERE what = '$2'"; }
 adm_leftovers() {
 	local c

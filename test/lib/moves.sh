@@ -120,6 +120,7 @@ leftovers() {
 	read -r pb sb lb rb fb <<<"$b"
 	echo "pub=$pa+$pb sub=$sa+$sb slots=$la+$lb roles=$ra+$rb frozen=$fa+$fb moves=$(sql "$R" <<<"SELECT count(*) FROM shardid.shard_moves")"
 }
+# shellcheck disable=SC2034 # used by the scripts that source this
 clean="pub=0+0 sub=0+0 slots=0+0 roles=0+0 frozen=0+0 moves=0"
 # where SHARD — node of the placement / nodes registering it
 where() {
