@@ -73,7 +73,7 @@ sleep 1
 move_start=$(sql "$R" <<<"SELECT clock_timestamp()")
 t0=$(date +%s%N)
 # progress is visible from another session while it copies
-(for _ in $(seq 6000); do sql "$R" <<<"SELECT phase || ' ' || coalesce(tables_ready::text, '-') || '/' || coalesce(tables_total::text, '-') || ' ' || coalesce(bytes_copied::text, '-') || ' ' || coalesce(bytes_total::text, '-') || ' ' || coalesce(lag_bytes::text, '-') || ' ' || (moved_by IS NOT NULL) FROM shardid.move_progress WHERE shard = 3"; sleep 0.05; done) >"$router_DIR/progress.log" 2>/dev/null &
+(for _ in $(seq 6000); do sql "$R" <<<"SELECT to_char(clock_timestamp(), 'SSSSS.MS') || ' ' || phase || ' ' || coalesce(tables_ready::text, '-') || '/' || coalesce(tables_total::text, '-') || ' ' || coalesce(bytes_copied::text, '-') || ' ' || coalesce(bytes_total::text, '-') || ' ' || coalesce(lag_bytes::text, '-') || ' ' || (moved_by IS NOT NULL) FROM shardid.move_progress WHERE shard = 3"; sleep 0.05; done) >"$router_DIR/progress.log" 2>/dev/null &
 watcher=$!
 move 3 b
 kill $watcher 2>/dev/null || true
@@ -86,9 +86,13 @@ wait "$writer2" || { cat "$router_DIR/writer2.log"; fail "the other writer faile
 after=$(sql "$R" <<<"SELECT count(*) FROM written")
 [ "$before" -ge 50 ] && [ "$after" -gt $((before + 50)) ] || fail "the writer did not run across the move ($before, $after)"
 ok "the writer ran across the move ($before rows before, $after at the end)"
-grep -q '^copy [01]/1 [0-9]* [0-9]* [0-9-]* true$' "$router_DIR/progress.log" ||
+grep -q '^[0-9.]* copy [01]/1 [0-9]* [0-9]* [0-9-]* true$' "$router_DIR/progress.log" ||
 	{ cat "$router_DIR/progress.log"; fail "move_progress showed no copy in progress"; }
-ok "move_progress showed the copy: $(grep '^copy' "$router_DIR/progress.log" | tail -n 1)"
+ok "move_progress showed the copy: $(grep ' copy ' "$router_DIR/progress.log" | tail -n 1 | cut -d' ' -f2-)"
+# when each phase was first seen, and the table first ready, in s from the start
+awk -v t0="$(awk 'NR == 1 { print $1 }' "$router_DIR/progress.log")" '
+	!($2 in seen) { seen[$2] = 1; printf "%s %.1f s, ", $2, $1 - t0 }
+	$2 == "copy" && $3 == "1/1" && !r { r = 1; printf "table ready %.1f s, ", $1 - t0 }' "$router_DIR/progress.log" | sed 's/, $//; s/^/# phases seen: /'; echo
 expect "shard 3: placement and registries" "$(where 3)" "b a:0 b:1"
 expect "every acknowledged shard-3 row on the target exactly once (missing, duplicated, extra)" \
 	"$(sql "$R" <<<"WITH t AS (SELECT * FROM shard_ids(ARRAY[3])), w AS (SELECT id FROM written WHERE shardid.id_shard(id) = 3)
