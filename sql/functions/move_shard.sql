@@ -40,6 +40,7 @@ DECLARE
     old      text;
     outcome  text;
     t_start  timestamptz := pg_catalog.clock_timestamp();
+    t_routed timestamptz;
     e_state  text;
     e_msg    text;
     e_detail text;
@@ -109,6 +110,10 @@ BEGIN
         END;
         EXIT WHEN e_state IS NOT NULL;
         COMMIT;
+        -- the end of the refused window: the repoint committed in this CALL
+        IF phase OPERATOR(pg_catalog.=) 'repointed' AND t_routed IS NULL AND last.frozen_at IS NOT NULL THEN
+            t_routed := pg_catalog.clock_timestamp();
+        END IF;
         -- offline: the rows are to be copied by the caller, then CALL again
         EXIT WHEN steps OPERATOR(pg_catalog.?) 'waiting';
     END LOOP;
@@ -156,10 +161,10 @@ BEGIN
     END IF;
     RAISE NOTICE 'moved shard % from "%" to "%" in % ms%; old copy %', shard, last.source, last.target,
         pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) t_start) OPERATOR(pg_catalog.*) 1000),
-        CASE WHEN last.repointed_at IS NOT NULL AND last.frozen_at IS NOT NULL
+        CASE WHEN t_routed IS NOT NULL
              THEN pg_catalog.format(' (cut-over from %s ms); writes refused for %s ms',
                                     pg_catalog.round(pg_catalog.date_part('epoch', last.frozen_at OPERATOR(pg_catalog.-) last.started_at) OPERATOR(pg_catalog.*) 1000),
-                                    pg_catalog.round(pg_catalog.date_part('epoch', last.repointed_at OPERATOR(pg_catalog.-) last.frozen_at) OPERATOR(pg_catalog.*) 1000))
+                                    pg_catalog.round(pg_catalog.date_part('epoch', t_routed OPERATOR(pg_catalog.-) last.frozen_at) OPERATOR(pg_catalog.*) 1000))
              ELSE '' END,
         COALESCE(old, 'retired');
 END
