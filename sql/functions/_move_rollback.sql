@@ -2,7 +2,7 @@
 -- goes. The phase is read under the lock on shard_placement that
 -- repoint_shard() takes and turned to 'aborting' in that transaction, so
 -- a move that the router already points at the target is never undone
--- (outcome 'repointed'). Then, each step on its own so one unreachable
+-- (it stays repointed). Then, each step on its own so one unreachable
 -- node stops none of the others, and the source first (the target is not
 -- routed, so the shard must be writable where it is):
 --   1. source: the freeze triggers dropped (thaw_shard_tables);
