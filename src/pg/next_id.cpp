@@ -20,6 +20,15 @@
  *    of values fetched ahead. A transaction that writes such a record gets
  *    an xid, so its commit flushes the WAL: after a crash the replayed state
  *    is above every ID of a committed row.
+ *
+ * A generator must have no writer but next_id(): PostgreSQL 19's logical
+ * replication of sequences (CREATE PUBLICATION ... FOR ALL SEQUENCES) sets
+ * a subscriber's sequence to the publisher's state at every REFRESH, lower
+ * than IDs issued here if need be. next_id() therefore refuses a sequence
+ * that a subscription synchronises (listed in pg_subscription_rel). The
+ * lookup runs when a backend first uses a generator and again after any
+ * change to pg_subscription_rel (a syscache invalidation), not per call;
+ * before 19 the catalog lists only tables, and the lookup finds nothing.
  */
 #include "shardid_pg.h"
 #include "compat.h"
@@ -30,6 +39,8 @@ extern "C" {
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "catalog/pg_sequence.h"
+#include "catalog/pg_subscription.h"
+#include "catalog/pg_subscription_rel.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -37,6 +48,8 @@ extern "C" {
 #include "storage/proc.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/catcache.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -94,6 +107,14 @@ struct DriftCeiling
 static DriftCeiling ceilings[kCheckedSlots];
 static int next_ceiling = 0;
 
+/*
+ * Generators this backend found synchronised by no subscription; emptied
+ * whenever pg_subscription_rel changes. A miss only costs a catalog cache
+ * lookup, so a few slots, reused in turn, are enough.
+ */
+static Oid unsubscribed[kCheckedSlots];
+static int next_unsubscribed = 0;
+
 /* The lead ceiling slot of a generator, claiming one if it has none. */
 static int64 *
 lead_ceiling(Oid relid)
@@ -129,6 +150,69 @@ forget_checked_relation(Datum arg, Oid relid)
 			forget_checked_sequences(arg, 0, 0);
 			return;
 		}
+}
+
+/* Cache callback: pg_subscription_rel changed, so look every generator up again. */
+static void
+forget_unsubscribed(Datum, int, uint32)
+{
+	for (auto &relid : unsubscribed)
+		relid = InvalidOid;
+}
+
+/*
+ * Refuses a generator that a subscription synchronises: its state may be
+ * overwritten by the publisher's at the next REFRESH, so IDs issued here
+ * could be issued again.
+ */
+static void
+refuse_synchronised_sequence(Relation rel)
+{
+	Oid relid = RelationGetRelid(rel);
+	Oid subid = InvalidOid;
+
+	for (Oid seen : unsubscribed)
+		if (seen == relid)
+			return;
+
+	CatCList *rels = SearchSysCacheList1(SUBSCRIPTIONRELMAP, ObjectIdGetDatum(relid));
+
+	for (int i = 0; i < rels->n_members; i++)
+	{
+		Oid member = ((Form_pg_subscription_rel) GETSTRUCT(&rels->members[i]->tuple))->srsubid;
+
+		if (!OidIsValid(subid) || member < subid)
+			subid = member;
+	}
+	ReleaseSysCacheList(rels);
+
+	if (!OidIsValid(subid))
+	{
+		unsubscribed[next_unsubscribed] = relid;
+		next_unsubscribed = (next_unsubscribed + 1) % kCheckedSlots;
+		return;
+	}
+
+	const char *subname = "?";
+	HeapTuple sub = SearchSysCache1(SUBSCRIPTIONOID, ObjectIdGetDatum(subid));
+
+	if (HeapTupleIsValid(sub))
+	{
+		subname = pstrdup(NameStr(((Form_pg_subscription) GETSTRUCT(sub))->subname));
+		ReleaseSysCache(sub);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("sequence %s is synchronized by logical replication",
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+											   RelationGetRelationName(rel))),
+			 errdetail("Subscription \"%s\" sets it to the publisher's state (ALTER SUBSCRIPTION "
+					   "... REFRESH SEQUENCES), lower than IDs issued here if need be.",
+					   subname),
+			 errhint("Drop subscription \"%s\", or remove the sequence from its publication and "
+					 "run ALTER SUBSCRIPTION ... REFRESH PUBLICATION; then run "
+					 "shardid.sync_generators().",
+					 subname)));
 }
 
 /* Refuses a sequence that cannot hold the generator's state durably. */
@@ -195,6 +279,7 @@ open_generator(Oid relid, const shardid::Layout &layout)
 	{
 		CacheRegisterRelcacheCallback(forget_checked_relation, (Datum) 0);
 		CacheRegisterSyscacheCallback(SEQRELID, forget_checked_sequences, (Datum) 0);
+		CacheRegisterSyscacheCallback(SUBSCRIPTIONRELMAP, forget_unsubscribed, (Datum) 0);
 		callbacks_registered = true;
 	}
 
@@ -210,6 +295,7 @@ open_generator(Oid relid, const shardid::Layout &layout)
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
 						errmsg("sequence with OID %u does not exist", relid)));
 	check_sequence(rel, layout);
+	refuse_synchronised_sequence(rel);
 
 	checked[next_slot] = CheckedSequence{relid, userid, lxid};
 	next_slot = (next_slot + 1) % kCheckedSlots;
