@@ -130,7 +130,7 @@ load_layout(void)
 	Oid relid = shardid_relation_oid("layout_config");
 	Relation rel = table_open(relid, AccessShareLock);
 	Snapshot snap = RegisterSnapshot(GetLatestSnapshot());
-	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
+	TableScanDesc scan = SHARDID_TABLE_BEGINSCAN(rel, snap, 0, NULL);
 	shardid::Layout layout = shardid::kDefaultLayout;
 	HeapTuple tup;
 	int rows = 0;

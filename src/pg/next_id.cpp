@@ -34,6 +34,7 @@
 #include "compat.h"
 
 extern "C" {
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/xact.h"
 #include "access/xlog.h"
@@ -60,17 +61,8 @@ extern "C" {
 PG_FUNCTION_INFO_V1(shardid_next_id);
 }
 
-/* PostgreSQL's sequence page magic (sequence.c keeps it private). */
-constexpr uint32 kSeqMagic = 0x1717;
-
 /* How far ahead of the issued state the WAL-logged state runs. */
 constexpr int64 kLogAheadMs = 32;
-
-/* Special space of a sequence page, as sequence.c lays it out. */
-struct SequenceMagic
-{
-	uint32 magic;
-};
 
 /*
  * Sequences this backend has locked and checked in its current transaction,
@@ -131,7 +123,7 @@ lead_ceiling(Oid relid)
 
 /* Cache callback: forget every check (invalidations are rare). */
 static void
-forget_checked_sequences(Datum, int, uint32)
+forget_checked_sequences(Datum, SyscacheCallbackId, uint32)
 {
 	for (auto &slot : checked)
 		slot = CheckedSequence{InvalidOid, InvalidOid, InvalidLocalTransactionId};
@@ -147,7 +139,7 @@ forget_checked_relation(Datum arg, Oid relid)
 	for (auto &slot : checked)
 		if (relid == InvalidOid || slot.relid == relid)
 		{
-			forget_checked_sequences(arg, 0, 0);
+			forget_checked_sequences(arg, SEQRELID, 0);
 			return;
 		}
 }
@@ -310,9 +302,9 @@ lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple)
 	LockBuffer(*buf, BUFFER_LOCK_EXCLUSIVE);
 
 	Page page = BufferGetPage(*buf);
-	auto *sm = reinterpret_cast<SequenceMagic *>(PageGetSpecialPointer(page));
+	auto *sm = reinterpret_cast<sequence_magic *>(PageGetSpecialPointer(page));
 
-	if (sm->magic != kSeqMagic)
+	if (sm->magic != SEQ_MAGIC)
 		elog(ERROR, "bad magic number in sequence \"%s\": %08X", RelationGetRelationName(rel),
 			 sm->magic);
 
@@ -435,7 +427,7 @@ restart:
 			UnlockReleaseBuffer(buf);
 			relation_close(rel, NoLock);
 			mark_layout_in_use();
-			forget_checked_sequences((Datum) 0, 0, 0);
+			forget_checked_sequences((Datum) 0, SEQRELID, 0);
 			goto restart;
 		}
 
