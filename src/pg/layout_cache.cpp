@@ -223,7 +223,7 @@ record_freeze(const shardid::Layout &layout)
 
 	Relation rel = table_open(relid, RowExclusiveLock);
 	Snapshot snap = RegisterSnapshot(GetLatestSnapshot());
-	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
+	TableScanDesc scan = SHARDID_TABLE_BEGINSCAN(rel, snap, 0, NULL);
 	HeapTuple tup;
 	bool committed = false;
 	bool mine = false;
@@ -275,7 +275,7 @@ freeze_recorded(void)
 	if (!OidIsValid(relid))
 		return false;
 	Relation rel = table_open(relid, AccessShareLock);
-	TableScanDesc scan = table_beginscan(rel, GetActiveSnapshot(), 0, NULL);
+	TableScanDesc scan = SHARDID_TABLE_BEGINSCAN(rel, GetActiveSnapshot(), 0, NULL);
 	bool found = heap_getnext(scan, ForwardScanDirection) != NULL;
 
 	table_endscan(scan);

@@ -146,7 +146,7 @@ forget_checked_relation(Datum arg, Oid relid)
 
 /* Cache callback: pg_subscription_rel changed, so look every generator up again. */
 static void
-forget_unsubscribed(Datum, int, uint32)
+forget_unsubscribed(Datum, SyscacheCallbackId, uint32)
 {
 	for (auto &relid : unsubscribed)
 		relid = InvalidOid;
