@@ -20,7 +20,7 @@ DECLARE
 BEGIN
     LOCK TABLE shardid.layout_config IN ACCESS EXCLUSIVE MODE;
     IF EXISTS (SELECT FROM shardid.layout_freeze) THEN
-        evidence := 'next_id() has issued IDs in this database';
+        evidence := 'next_id() has issued IDs: shardid.layout_freeze records it';
     ELSIF (SELECT s.is_called FROM shardid.ids_issued AS s) THEN
         evidence := 'the marker shardid.ids_issued is set';
     ELSE
