@@ -233,8 +233,9 @@ below=$(new -c "BEGIN;
 	    RETURNING id < (SELECT max(id) FROM shard_0002.photos);
 	ROLLBACK;" | head -n 1)
 expect "without sync_generators(), shard 2 would issue below its copied IDs" "$below" t
-expect "6. generators raised by sync_generators()" "$(new -c 'SELECT shardid.sync_generators()')" 4
-expect "6. a second sync_generators() raises" "$(new -c 'SELECT shardid.sync_generators()')" 0
+expect "6. sync_generators()" "$(new -c "SELECT string_agg(action, ',') FROM shardid.sync_generators()")" \
+	raised,raised,raised,raised
+expect "6. a second sync_generators() returns rows" "$(new -c 'SELECT count(*) FROM shardid.sync_generators()')" 0
 err=$(psql -X -q -h 127.0.0.1 -p "$NEW_PORT" -d app -v VERBOSITY=verbose -c "SELECT shardid.configure('2021-01-01')" 2>&1 || true)
 case "$err" in *"55000: the layout cannot change"*) ;; *) fail "configure() on the upgraded server: $err" ;; esac
 
@@ -285,7 +286,7 @@ for s in 0 1 2 3; do
 	expect "shard $s's generator holds its publisher's last state" \
 		"$(next -c "SELECT last_value FROM shard_000$s.id_seq")" "$(new -c "SELECT last_value FROM shard_000$s.id_seq")"
 done
-expect "sync_generators() after REFRESH SEQUENCES raises" "$(next -c 'SELECT shardid.sync_generators()')" 0
+expect "sync_generators() after REFRESH SEQUENCES returns rows" "$(next -c 'SELECT count(*) FROM shardid.sync_generators()')" 0
 issues_above next after-next
 ok "with FOR ALL SEQUENCES, cut-over at $lsn: every shard issues above its copied IDs"
 echo "logical_upgrade_19: all checks passed"
