@@ -186,7 +186,7 @@ $err = error_of($subscriber, 'local', q{SELECT shardid.configure('2021-01-01+00'
 like($err, qr/ERROR:  55000: the layout cannot change/,
 	'local: configure() is refused after DROP SUBSCRIPTION, before sync_generators()');
 is($subscriber->safe_psql('local', q{SELECT string_agg(action || ' ' || generator::text, ',') FROM shardid.sync_generators()}),
-	'raised public.g',
+	'raised g',
 	'local: sync_generators() raises the reset generator');
 my $new_min = $subscriber->safe_psql('local',
 	q{WITH ins AS (INSERT INTO public.t (who) SELECT 'after' FROM generate_series(1, 100) RETURNING id)
