@@ -23,7 +23,7 @@ top=$PWD
 source test/lib/e2e.sh
 export PATH=$(pg_config --bindir):$PATH
 MB=${SHARDID_MOVE_MB:-300}
-
+need_extension plproxy
 
 logical=("wal_level = logical" "max_wal_senders = 20" "max_replication_slots = 20" "max_logical_replication_workers = 8"
 	"wal_sender_timeout = 5s" "wal_receiver_status_interval = 1s")

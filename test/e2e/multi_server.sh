@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
 export PATH=$(pg_config --bindir):$PATH
-
+need_extension plproxy
 
 pg_start node_a
 pg_start node_b
