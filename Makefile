@@ -39,6 +39,11 @@ PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -isystem $(shell $(PG_CONFIG) --includedir-server) -DSHARDID_VERSION='"$(EXTVERSION)"'
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Werror -Wno-register -fno-exceptions
 SHLIB_LINK += -lstdc++
+# libpq parses node connect strings (src/pg/connstr.cpp), as in contrib/dblink;
+# its header is in pg_config --includedir (Debian: libpq-dev, which
+# postgresql-server-dev-NN depends on).
+PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir)
+SHLIB_LINK_INTERNAL = $(libpq)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

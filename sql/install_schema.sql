@@ -45,6 +45,54 @@ ALTER EXTENSION shardid UPDATE TO '0.2';
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 DROP EXTENSION shardid;
 
+-- The owner and CREATE privilege are not enough (issue 19): a squatter's
+-- overload survives an owner fixed by an administrator. 0.1 checked
+-- nothing, so it installs beside the squatter's next_id(integer, text); the
+-- update is refused for the owner, then, once a superuser owns the schema,
+-- for the overload, which it names. An untyped literal runs it.
+DROP SCHEMA shardid;
+SET ROLE regress_squatter;
+CREATE SCHEMA shardid;
+CREATE FUNCTION shardid.next_id(integer, text) RETURNS bigint
+    LANGUAGE sql AS 'SELECT 42::bigint';
+RESET ROLE;
+CREATE EXTENSION shardid VERSION '0.1';
+ALTER EXTENSION shardid UPDATE TO '0.2';
+\echo :LAST_ERROR_SQLSTATE
+ALTER SCHEMA shardid OWNER TO CURRENT_USER;
+\set LAST_ERROR_SQLSTATE 00000
+ALTER EXTENSION shardid UPDATE TO '0.2';
+\echo :LAST_ERROR_SQLSTATE
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+SELECT shardid.next_id(5, 'public.no_such_sequence') AS squatter_overload;
+DROP FUNCTION shardid.next_id(integer, text);
+ALTER EXTENSION shardid UPDATE TO '0.2';
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+DROP EXTENSION shardid;
+
+-- Any kind of object that is not the extension's is refused, also in a
+-- schema a superuser made, at CREATE EXTENSION; each is named once (a
+-- table's row type, an index, its statistics are the table's).
+CREATE FUNCTION shardid.helper(integer) RETURNS integer LANGUAGE sql AS 'SELECT $1';
+CREATE PROCEDURE shardid.proc() LANGUAGE sql AS 'SELECT 1';
+CREATE AGGREGATE shardid.total(integer) (SFUNC = int4pl, STYPE = integer);
+CREATE TABLE shardid.leftover (a integer PRIMARY KEY, b integer);
+CREATE STATISTICS shardid.leftover_stats ON a, b FROM shardid.leftover;
+CREATE VIEW shardid.leftover_view AS SELECT 1 AS one;
+CREATE SEQUENCE shardid.leftover_seq;
+CREATE TYPE shardid.pair AS (x integer, y integer);
+CREATE TYPE shardid.mood AS ENUM ('ok');
+CREATE DOMAIN shardid.positive AS integer CHECK (VALUE > 0);
+CREATE OPERATOR shardid.=== (LEFTARG = integer, RIGHTARG = integer, FUNCTION = int4eq);
+CREATE COLLATION shardid.binary FROM "C";
+CREATE TEXT SEARCH CONFIGURATION shardid.words (COPY = pg_catalog.simple);
+\set LAST_ERROR_SQLSTATE 00000
+CREATE EXTENSION shardid;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS extensions FROM pg_extension WHERE extname = 'shardid';
+DROP SCHEMA shardid CASCADE;
+CREATE SCHEMA shardid;
+
 -- A superuser's own schema (e.g. left by DROP EXTENSION, or restored by
 -- pg_dump) is accepted.
 CREATE EXTENSION shardid;

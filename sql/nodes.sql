@@ -21,7 +21,44 @@ SELECT shardid.add_node('c', 'host=x PASSWORD = ''se cret''');
 INSERT INTO shardid.nodes (node, connstr) VALUES ('c', 'host=x password=secret');
 \set VERBOSITY default
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- However it is spelled (issue 19): libpq parses the connect string, as
+-- PL/Proxy's connections will, so quotes, spacing, case, URIs and a dbname
+-- that is itself a connect string hide no password. The password never
+-- shows in an error.
+SELECT shardid.add_node('p1', 'host=x dbname=''password=hunter2 dbname=app''');
+SELECT shardid.add_node('p2', 'host=x dbname=postgresql://u:hunter2@h/app');
+SELECT shardid.add_node('p3', 'host=x dbname=''dbname=\''password=hunter2\''''');
+SELECT shardid.add_node('p4', 'postgresql://u:hunter2@h/app');
+SELECT shardid.add_node('p5', 'postgres://u:hunter2@h:5432/app?sslmode=disable');
+SELECT shardid.add_node('p6', 'postgresql://h/app?password=hunter2');
+SELECT shardid.add_node('p7', 'postgresql://h/app?pass%77ord=hunter2');
+SELECT shardid.add_node('p8', E'password=hunter2\thost=x');
+SELECT shardid.add_node('p9', E'host=x\n  password\t=\t''hun ter2''');
+SELECT shardid.add_node('p10', 'host=x password=''''');
+SELECT shardid.add_node('p11', 'host=x sslpassword=hunter2');
+SELECT shardid.add_node('p12', 'host=x password=hunter2 password=');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- Not libpq's: keywords are lower case, every one has a value.
+SELECT shardid.add_node('p13', 'host=x Password=hunter2');
+SELECT shardid.add_node('p14', 'host=x password');
+SELECT shardid.add_node('p15', 'host=x password=''hunter2');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- A dbname that libpq would read as a connect string is refused, password
+-- or not (it could carry options); so is a URI.
+SELECT shardid.add_node('p16', 'host=x dbname=''host=y port=5433''');
+SELECT shardid.add_node('p17', 'postgresql://h/app');
+-- The CHECK on shardid.nodes parses too.
+\set VERBOSITY terse
+INSERT INTO shardid.nodes (node, connstr) VALUES ('p98', 'host=x dbname=''password=hunter2 dbname=app''');
+INSERT INTO shardid.nodes (node, connstr) VALUES ('p99', 'host=x sslpassword=hunter2');
+\set VERBOSITY default
 SELECT shardid.add_node('c', 'host=x passfile=/etc/shardid/pgpass dbname=app');   -- a passfile is fine
+SELECT shardid.add_node('d', 'host=x application_name=''password=is not a keyword here''');
+SELECT shardid.remove_node('d');
+SELECT count(*) AS hunter2_anywhere
+  FROM (SELECT connstr FROM shardid.nodes
+        UNION ALL SELECT o.option_value FROM pg_foreign_server AS s, pg_options_to_table(s.srvoptions) AS o) AS t(v)
+ WHERE v LIKE '%hunter2%';
 SELECT shardid.remove_node('c');
 SELECT node, connstr FROM shardid.nodes ORDER BY node;
 

@@ -22,24 +22,34 @@ const MAX_ID = (1n << 63n) - 1n;
 const MAX_EPOCH_MS = 253402300799999; // 9999-12-31 23:59:59.999 UTC
 const MAX_DATE_MS = 8.64e15; // the largest time a Date holds
 
+const MAX_CODE_LEN = 11; // 'H__________' is 2^63 - 1
+
 function checkLayout(layout) {
+  if (layout === null || typeof layout !== 'object') {
+    throw new TypeError(`a layout is an object {epochMs, shardBits, seqBits}, not ${layout === null ? 'null' : typeof layout}`);
+  }
   const { epochMs, shardBits, seqBits } = { ...DEFAULT_LAYOUT, ...layout };
+  for (const [name, value] of [['epochMs', epochMs], ['shardBits', shardBits], ['seqBits', seqBits]]) {
+    if (typeof value !== 'number' || !Number.isInteger(value)) {
+      throw new TypeError(`${name} is an integer Number, not ${typeof value === 'number' ? value : typeof value}`);
+    }
+  }
   for (const [name, bits] of [['shardBits', shardBits], ['seqBits', seqBits]]) {
-    if (!Number.isInteger(bits) || bits < 0 || bits > 31) {
+    if (bits < 0 || bits > 31) {
       throw new RangeError(`${name} ${bits} is out of range: 0..31`);
     }
   }
   if (63 - shardBits - seqBits < 35) {
     throw new RangeError(`shardBits + seqBits = ${shardBits + seqBits} leaves less than 35 bits for time`);
   }
-  if (!Number.isInteger(epochMs) || epochMs < 0 || epochMs > MAX_EPOCH_MS) {
+  if (epochMs < 0 || epochMs > MAX_EPOCH_MS) {
     throw new RangeError(`epochMs ${epochMs} is out of range: 1970..9999`);
   }
   return { epochMs, shardBits: BigInt(shardBits), seqBits: BigInt(seqBits) };
 }
 
-// An ID as a BigInt: accepts a BigInt, a decimal string, or a safe-integer Number.
-function asId(id) {
+/** An ID as a BigInt: accepts a BigInt, a decimal string, or a safe-integer Number; throws otherwise. */
+export function asId(id) {
   let v;
   if (typeof id === 'bigint') {
     v = id;
@@ -48,7 +58,10 @@ function asId(id) {
     v = BigInt(id);
   } else if (typeof id === 'number') {
     if (!Number.isSafeInteger(id)) {
-      throw new RangeError(`ID ${id} is not a safe integer: it may have lost digits; pass a BigInt or a string`);
+      // above Number.MAX_SAFE_INTEGER (2^53 - 1) a Number is rounded: its
+      // shard and seq bits are already wrong. A rounded decimal *string*
+      // (such as one from parseInt8 or JSON.parse) cannot be told apart.
+      throw new RangeError(`ID ${id} is not a safe integer (above 2^53 - 1 a Number has lost digits); pass a BigInt or a decimal string`);
     }
     v = BigInt(id);
   } else {
@@ -94,21 +107,31 @@ export function toShortcode(id) {
   return code;
 }
 
-/** The ID of a short code, like shardid.from_shortcode(); throws if it is not canonical. */
+// A code as error messages show it: at most 24 characters of it.
+function shown(code) {
+  return code.length <= 24 ? JSON.stringify(code) : `${JSON.stringify(code.slice(0, 20))}... (${code.length} characters)`;
+}
+
+/**
+ * The ID of a short code, like shardid.from_shortcode(); throws if it is not canonical.
+ * Linear in the code's length, checks in the server's order: empty, a
+ * character outside the alphabet, a leading zero digit, then more than 63
+ * bits (any canonical code longer than 11 digits), before any arithmetic.
+ */
 export function fromShortcode(code) {
   if (typeof code !== 'string') throw new TypeError(`a short code is a string, not ${typeof code}`);
   if (code === '') throw new SyntaxError('short code is empty');
-  let v = 0n;
   for (let i = 0; i < code.length; i++) {
-    const d = ALPHABET.indexOf(code[i]);
-    if (d < 0) {
-      throw new SyntaxError(`invalid character ${JSON.stringify(code[i])} in short code ${JSON.stringify(code)} at position ${i + 1}`);
+    if (ALPHABET.indexOf(code[i]) < 0) {
+      throw new SyntaxError(`invalid character ${JSON.stringify(code[i])} in short code ${shown(code)} at position ${i + 1}`);
     }
-    v = (v << 6n) | BigInt(d);
   }
   if (code.length > 1 && code[0] === 'A') {
-    throw new SyntaxError(`short code ${JSON.stringify(code)} has a leading zero digit "A"`);
+    throw new SyntaxError(`short code ${shown(code)} has a leading zero digit "A"`);
   }
-  if (v > MAX_ID) throw new RangeError(`short code ${JSON.stringify(code)} is out of range for a 63-bit ID`);
+  if (code.length > MAX_CODE_LEN) throw new RangeError(`short code ${shown(code)} is out of range for a 63-bit ID`);
+  let v = 0n;
+  for (let i = 0; i < code.length; i++) v = (v << 6n) | BigInt(ALPHABET.indexOf(code[i]));
+  if (v > MAX_ID) throw new RangeError(`short code ${shown(code)} is out of range for a 63-bit ID`);
   return v;
 }

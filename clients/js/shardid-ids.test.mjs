@@ -35,6 +35,18 @@ test('decode refuses what is not an ID', () => {
   assert.throws(() => decode(1n, { shardBits: 32 }), RangeError);
   assert.throws(() => decode(1n, { shardBits: 20, seqBits: 9 }), RangeError);
   assert.throws(() => decode(1n, { epochMs: -1 }), RangeError);
+  assert.throws(() => decode(9007199254740993), /not a safe integer \(above 2\^53 - 1 a Number has lost digits\)/);
+  assert.deepEqual(decode(Number.MAX_SAFE_INTEGER).seq, 1023n);
+});
+
+test('layout arguments are integer Numbers', () => {
+  for (const layout of [{ shardBits: true }, { seqBits: false }, { epochMs: true }, { shardBits: 13.5 },
+    { seqBits: '10' }, { shardBits: 13n }, { epochMs: null }]) {
+    assert.throws(() => decode(README_ID, layout), TypeError, JSON.stringify(layout, (k, v) => (typeof v === 'bigint' ? `${v}n` : v)));
+    assert.throws(() => timeToId(new Date('2020-01-01Z'), layout), TypeError);
+  }
+  assert.throws(() => decode(README_ID, null), TypeError);
+  assert.throws(() => decode(README_ID, 'default'), TypeError);
 });
 
 test('timeToId', () => {
@@ -56,6 +68,20 @@ test('fromShortcode refuses non-canonical codes', () => {
   for (const bad of ['', 'AB', 'a!b', 'DgB0GVZAAQB ']) assert.throws(() => fromShortcode(bad), SyntaxError, bad);
   for (const bad of ['I__________', 'BAAAAAAAAAAA']) assert.throws(() => fromShortcode(bad), RangeError, bad);
   assert.throws(() => toShortcode(-5n), RangeError);
+});
+
+test('fromShortcode is linear in the length of its input', () => {
+  // 300,000 digits took 47.9 s (the value was built before its range was checked)
+  for (const [code, err] of [['B'.repeat(300000), RangeError], ['A'.repeat(300000), SyntaxError],
+    ['B'.repeat(300000) + '!', SyntaxError]]) {
+    const start = performance.now();
+    assert.throws(() => fromShortcode(code), err);
+    assert.ok(performance.now() - start < 500, `${err.name} took ${performance.now() - start} ms`);
+  }
+  // the server's order: a bad character is reported before the length
+  assert.throws(() => fromShortcode('BAAAAAAAAAAA!'), /invalid character "!" .* at position 13/);
+  assert.throws(() => fromShortcode('BAAAAAAAAAAA'), RangeError);
+  assert.equal(fromShortcode('H__________'), (1n << 63n) - 1n);
 });
 
 const fixturePath = process.env.SHARDID_FIXTURE;

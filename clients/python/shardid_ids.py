@@ -28,16 +28,21 @@ _MAX_ID = (1 << 63) - 1
 _MAX_EPOCH_MS = 253402300799999  # 9999-12-31 23:59:59.999 UTC
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _DIGIT = {c: i for i, c in enumerate(ALPHABET)}
+_MAX_CODE_LEN = 11  # 'H__________' is 2^63 - 1
 
 
 def _check_layout(epoch_ms, shard_bits, seq_bits):
+    for name, value in (("epoch_ms", epoch_ms), ("shard_bits", shard_bits), ("seq_bits", seq_bits)):
+        # bool is an int subclass: True would pass as 1
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} is an int, not {type(value).__name__}")
     for name, bits in (("shard_bits", shard_bits), ("seq_bits", seq_bits)):
-        if not isinstance(bits, int) or not 0 <= bits <= 31:
+        if not 0 <= bits <= 31:
             raise ValueError(f"{name} {bits!r} is out of range: 0..31")
     if 63 - shard_bits - seq_bits < 35:
         raise ValueError(f"shard_bits + seq_bits = {shard_bits + seq_bits} "
                          "leaves less than 35 bits for time")
-    if not isinstance(epoch_ms, int) or not 0 <= epoch_ms <= _MAX_EPOCH_MS:
+    if not 0 <= epoch_ms <= _MAX_EPOCH_MS:
         raise ValueError(f"epoch_ms {epoch_ms!r} is out of range: 1970..9999")
 
 
@@ -91,20 +96,32 @@ def to_shortcode(id):
             return "".join(reversed(digits))
 
 
+def _shown(code):
+    """A code as error messages show it: at most 24 characters of it."""
+    return repr(code) if len(code) <= 24 else f"{code[:20]!r}... ({len(code)} characters)"
+
+
 def from_shortcode(code):
-    """The ID of a short code, like shardid.from_shortcode(); ValueError if not canonical."""
+    """The ID of a short code, like shardid.from_shortcode(); ValueError if not canonical.
+
+    Linear in the length of the code, checks in the server's order: empty,
+    a character outside the alphabet, a leading zero digit, then more than
+    63 bits (any canonical code longer than 11 digits), before any arithmetic.
+    """
     if not isinstance(code, str):
         raise TypeError(f"a short code is a str, not {type(code).__name__}")
     if code == "":
         raise ValueError("short code is empty")
     for pos, c in enumerate(code, 1):
         if c not in _DIGIT:
-            raise ValueError(f"invalid character {c!r} in short code {code!r} at position {pos}")
+            raise ValueError(f"invalid character {c!r} in short code {_shown(code)} at position {pos}")
     if len(code) > 1 and code[0] == "A":
-        raise ValueError(f"short code {code!r} has a leading zero digit 'A'")
+        raise ValueError(f"short code {_shown(code)} has a leading zero digit 'A'")
+    if len(code) > _MAX_CODE_LEN:
+        raise ValueError(f"short code {_shown(code)} is out of range for a 63-bit ID")
     id = 0
     for c in code:
         id = (id << 6) | _DIGIT[c]
     if id > _MAX_ID:
-        raise ValueError(f"short code {code!r} is out of range for a 63-bit ID")
+        raise ValueError(f"short code {_shown(code)} is out of range for a 63-bit ID")
     return id

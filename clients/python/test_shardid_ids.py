@@ -6,6 +6,7 @@ file written by test/e2e/clients.sh) IDs and codes made by a real server.
 
 import json
 import os
+import time
 import unittest
 from datetime import datetime, timedelta, timezone
 
@@ -54,6 +55,17 @@ class FixedVectors(unittest.TestCase):
         with self.assertRaises(ValueError):
             ids.decode(1, epoch_ms=-1)
 
+    def test_layout_arguments_are_ints(self):
+        # bool is an int subclass: True/False passed as 1/0 before
+        for kw in (dict(shard_bits=True), dict(seq_bits=False), dict(epoch_ms=True),
+                   dict(shard_bits=13.0), dict(seq_bits="10"), dict(epoch_ms=1314220021721.0),
+                   dict(shard_bits=None)):
+            with self.subTest(kw=kw):
+                with self.assertRaises(TypeError):
+                    ids.decode(README_ID, **kw)
+                with self.assertRaises(TypeError):
+                    ids.time_to_id(datetime(2020, 1, 1, tzinfo=timezone.utc), **kw)
+
     def test_time_to_id(self):
         t, _, _ = ids.decode(README_ID)
         self.assertEqual(ids.time_to_id(t), README_ID >> 23 << 23)
@@ -75,6 +87,22 @@ class FixedVectors(unittest.TestCase):
                 ids.from_shortcode(bad)
         with self.assertRaises(ValueError):
             ids.to_shortcode(-5)
+
+    def test_shortcode_long_input_is_linear(self):
+        # 300,000 digits took 10.7 s (the value was built before its range
+        # was checked); the server refuses it in a fraction of a second.
+        for code, why in (("B" * 300_000, "out of range"), ("A" * 300_000, "leading zero"),
+                          ("B" * 300_000 + "!", "invalid character")):
+            start = time.monotonic()
+            with self.assertRaisesRegex(ValueError, why):
+                ids.from_shortcode(code)
+            self.assertLess(time.monotonic() - start, 0.5, why)
+        # the server's order: a bad character is reported before the length
+        with self.assertRaisesRegex(ValueError, "invalid character '!' .* at position 13"):
+            ids.from_shortcode("BAAAAAAAAAAA!")
+        with self.assertRaisesRegex(ValueError, "out of range"):
+            ids.from_shortcode("BAAAAAAAAAAA")   # 12 digits: 2^66
+        self.assertEqual(ids.from_shortcode("H__________"), (1 << 63) - 1)
 
 
 @unittest.skipUnless(os.environ.get("SHARDID_FIXTURE"), "SHARDID_FIXTURE not set")

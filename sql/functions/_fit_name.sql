@@ -20,7 +20,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._fit_name(text, text) FROM PUBLIC;
-
+-- PUBLIC may execute it: create_time_partitions(), which table owners run,
+-- names partitions with it; it only computes.
 COMMENT ON FUNCTION shardid._fit_name(text, text) IS
-    'Internal: base || suffix in at most 63 bytes, base cut at a character boundary so the suffix survives.';
+    'Internal: base || suffix in at most 63 bytes, base cut at a character boundary so the suffix survives. Used by create_time_partitions().';

@@ -5,5 +5,10 @@ CREATE OR REPLACE TRIGGER layout_changed
     AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON shardid.layout_config
     FOR EACH STATEMENT EXECUTE FUNCTION shardid._layout_changed();
 
+-- Not for PUBLIC: attached to a table of one's own it would reset every
+-- backend's cached layout and plans on each statement. A trigger function
+-- needs EXECUTE only to be attached (CREATE TRIGGER checks it), not to fire.
+REVOKE ALL ON FUNCTION shardid._layout_changed() FROM PUBLIC;
+
 COMMENT ON FUNCTION shardid._layout_changed() IS
     'Trigger: tells every backend to reread shardid.layout_config.';

@@ -63,5 +63,7 @@ CREATE OR REPLACE TRIGGER layout_stored_decodes_truncate
     AFTER TRUNCATE ON shardid.layout_config
     FOR EACH STATEMENT EXECUTE FUNCTION shardid._layout_stored_decodes();
 
+REVOKE ALL ON FUNCTION shardid._layout_stored_decodes() FROM PUBLIC;
+
 COMMENT ON FUNCTION shardid._layout_stored_decodes() IS
     'Trigger: a layout row restored after the tables recomputes their generated columns; other changes under stored decodes are refused.';

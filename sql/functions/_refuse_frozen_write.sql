@@ -12,5 +12,9 @@ BEGIN
 END
 $$;
 
+-- It fires for every role writing to a frozen shard, EXECUTE or not; only
+-- freeze_shard_tables() (administrators) attaches it.
+REVOKE ALL ON FUNCTION shardid._refuse_frozen_write() FROM PUBLIC;
+
 COMMENT ON FUNCTION shardid._refuse_frozen_write() IS
     'Trigger on the tables of a shard during a move''s cut-over: refuses writes at once (25006, retry).';

@@ -12,5 +12,9 @@ BEGIN
 END
 $$;
 
+-- It fires for every role writing to a retired copy, EXECUTE or not; only
+-- retire_shard() (administrators) attaches it.
+REVOKE ALL ON FUNCTION shardid._refuse_retired_write() FROM PUBLIC;
+
 COMMENT ON FUNCTION shardid._refuse_retired_write() IS
     'Trigger on the retired copy of a moved shard: refuses writes (25006, retry through the router).';

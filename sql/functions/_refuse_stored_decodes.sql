@@ -28,5 +28,7 @@ BEGIN
 END
 $$;
 
+REVOKE ALL ON FUNCTION shardid._refuse_stored_decodes(bigint, integer, integer) FROM PUBLIC;
+
 COMMENT ON FUNCTION shardid._refuse_stored_decodes(bigint, integer, integer) IS
     'Raises 55000 if anything stores values of shardid decoders and the layout would change; called by configure().';

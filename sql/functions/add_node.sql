@@ -1,9 +1,13 @@
--- Registers a data node. connstr is libpq key=value form; it must not set
--- options (a frozen shard's connect string appends its own).
+-- Registers a data node. connstr is libpq key=value form, as libpq parses
+-- it; it must not hold a password (in any keyword libpq keeps secret, also
+-- inside a dbname that libpq reads as a connect string), nor such a dbname,
+-- nor set options (a frozen shard's connect string appends its own).
 CREATE OR REPLACE FUNCTION shardid.add_node(name text, connstr text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    secret text;
 BEGIN
     IF name IS NULL OR connstr IS NULL THEN
         RAISE EXCEPTION 'add_node() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -13,18 +17,47 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'A node name is 1 to 63 characters: letters, digits, "_", "." and "-", not starting with "." or "-".';
     END IF;
-    IF connstr OPERATOR(pg_catalog.~) '^\s*$' OR connstr OPERATOR(pg_catalog.~*) '^\s*postgres(ql)?://' THEN
-        RAISE EXCEPTION 'invalid connect string for node %: %', name, pg_catalog.quote_literal(connstr)
+    IF connstr OPERATOR(pg_catalog.~) '^\s*$' THEN
+        RAISE EXCEPTION 'invalid connect string for node %: it is empty', name
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
     END IF;
-    IF connstr OPERATOR(pg_catalog.~*) '(^|\s)password\s*=' THEN
+    -- libpq parses the string (as PL/Proxy's connections will), so no
+    -- spelling hides a keyword from the checks below. Errors never echo the
+    -- string, which may hold a password; libpq's messages about a URI
+    -- repeat it, so they are not passed on.
+    BEGIN
+        PERFORM FROM shardid._connstr_options(connstr);
+    EXCEPTION WHEN invalid_parameter_value THEN
+        RAISE EXCEPTION 'invalid connect string for node %: %', name,
+                CASE WHEN connstr OPERATOR(pg_catalog.~*) '^\s*postgres(ql)?:' THEN 'a URI libpq cannot parse'
+                     ELSE SQLERRM END
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
+    END;
+    secret := shardid._connstr_secret(connstr);
+    IF secret IS NOT NULL AND secret OPERATOR(pg_catalog.<>) 'a dbname libpq cannot parse' THEN
         RAISE EXCEPTION 'the connect string of node % must not hold a password', name
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = 'Connect strings are stored in the PL/Proxy cluster''s options, which every role can read, and in dumps.',
+                  DETAIL = pg_catalog.format('It sets %s. Connect strings are stored in the PL/Proxy cluster''s options, which every role can read, and in dumps.', secret),
                   HINT = 'Put the password in ~/.pgpass of the OS user that connects (the router''s and each node''s server user), or name a passfile= or service= in the connect string.';
     END IF;
-    IF connstr OPERATOR(pg_catalog.~*) '(^|\s)options\s*=' THEN
+    IF connstr OPERATOR(pg_catalog.~) '^postgres(ql)?://' THEN
+        RAISE EXCEPTION 'invalid connect string for node %: a URI', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'Freezing a shard for a move appends options=''-c default_transaction_read_only=on'' to it, which needs key=value form.',
+                  HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
+    END IF;
+    IF EXISTS (SELECT FROM shardid._connstr_options(connstr) AS o
+                WHERE o.keyword OPERATOR(pg_catalog.=) 'dbname'
+                  AND (o.value OPERATOR(pg_catalog.~) '^postgres(ql)?://'
+                       OR pg_catalog.strpos(o.value, '=') OPERATOR(pg_catalog.>) 0)) THEN
+        RAISE EXCEPTION 'the dbname in the connect string of node % is itself a connect string', name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'libpq reads a dbname with "=" or a URI as a connect string of its own.',
+                  HINT = 'Give its settings as keywords of the connect string itself.';
+    END IF;
+    IF EXISTS (SELECT FROM shardid._connstr_options(connstr) AS o WHERE o.keyword OPERATOR(pg_catalog.=) 'options') THEN
         RAISE EXCEPTION 'the connect string of node % must not set options', name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'Freezing a shard for a move appends options=''-c default_transaction_read_only=on'', which would replace them.',

@@ -13,6 +13,7 @@ DECLARE
     t timestamptz;
     n integer := 0;
     part name;
+    existing regclass;
 BEGIN
     SELECT n.nspname, c.relname, a.atttypid::regtype INTO nsp, relname, key_type
       FROM pg_class AS c
@@ -41,11 +42,22 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'Create them in several calls, or with a longer interval.';
         END IF;
-        part := left(relname, 63 - length(to_char(t, fmt))) || to_char(t, fmt);
-        IF to_regclass(format('%I.%I', nsp, part)) IS NULL THEN
+        -- the parent's name cut at a character boundary, so that the suffix
+        -- (and with it the name's uniqueness) survives in 63 bytes
+        part := shardid._fit_name(relname, to_char(t, fmt));
+        existing := to_regclass(format('%I.%I', nsp, part));
+        IF existing IS NULL THEN
             EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%s) TO (%s)',
                            nsp, part, parent, shardid.time_to_id(t), shardid.time_to_id(t + every));
             RETURN NEXT format('%I.%I', nsp, part)::regclass;
+        ELSIF NOT EXISTS (SELECT FROM pg_inherits AS i
+                           WHERE i.inhrelid = existing AND i.inhparent = parent) THEN
+            -- another table took the name (one whose name starts with the
+            -- same 63 bytes less the suffix, say): never take it for ours
+            RAISE EXCEPTION 'relation %.% already exists and is not a partition of %',
+                    quote_ident(nsp), quote_ident(part), parent
+                USING ERRCODE = 'duplicate_table',
+                      HINT = 'Rename one of the tables: partition names are the parent''s name, cut to fit 63 bytes, and _pYYYYMMDD.';
         END IF;
         t := t + every;
     END LOOP;
@@ -53,4 +65,4 @@ END
 $$;
 
 COMMENT ON FUNCTION shardid.create_time_partitions(regclass, timestamptz, timestamptz, interval) IS
-    'Creates the partitions [t, t + every) for t from from_time until to_time of a table partitioned by RANGE on its bigint ID, with time_to_id() bounds, named parent_pYYYYMMDD; skips names that exist and returns those it created.';
+    'Creates the partitions [t, t + every) for t from from_time until to_time of a table partitioned by RANGE on its bigint ID, with time_to_id() bounds, named parent_pYYYYMMDD (the parent''s name cut at a character boundary to fit 63 bytes); skips its partitions that exist, refuses a name another table holds, and returns those it created.';

@@ -1,100 +1,155 @@
-CREATE OR REPLACE FUNCTION shardid.sync_generators() RETURNS integer
+-- Raises every generator to at least the state of the largest ID that it
+-- serves, after rows arrived without it (logical replication, a restore).
+--
+-- What it trusts. A DEFAULT names a generator by OID, and a numeric regclass
+-- literal needs no privilege on the sequence, so anyone who may create a
+-- table could name shard 5's generator and store the last ID of the layout.
+-- A column's rows therefore raise a generator only when
+--   - its table is a registered table of the generator's shard: in the
+--     schema that shardid.shard_registry gives for that sequence (tables of
+--     create_shard()/create_table(), adopt()ed ones), and the DEFAULT's
+--     shard is the registered one; or
+--   - its table's owner may UPDATE the sequence (could setval() it anyway).
+-- Other DEFAULTs are returned as 'untrusted' and their tables never read (a
+-- negative ID there would otherwise make every sync fail). Temporary tables
+-- (another session's cannot be read; no replicated row lands in one) and
+-- temporary or unlogged sequences (next_id() refuses them) are passed over;
+-- a column that is not bigint is returned as 'skipped' (its type's ordering
+-- could be its owner's code).
+--
+-- Reading runs as the caller, with row_security off: a policy that hid rows
+-- would make the largest ID too low, so such a table raises 42501 instead.
+--
+-- Locking. Each generator is raised by _raise_generator() under the
+-- sequence's buffer lock, holding RowExclusiveLock as next_id() and setval()
+-- do: writers are neither blocked nor waited for, whatever order they use
+-- generators in. Generators are visited in OID order; the tables are read
+-- with AccessShareLock (only DDL waits for it).
+CREATE OR REPLACE FUNCTION shardid.sync_generators()
+    RETURNS TABLE (generator regclass, action text, table_name regclass, column_name name,
+                   max_id bigint, detail text)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
+    SET row_security = off
 AS $$
 DECLARE
     l          shardid.layout_report := shardid.layout();
     time_shift integer := l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits;
     seq_mask   bigint := (1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1;
-    g          record;
-    i          integer;
-    tbl        pg_catalog.regclass;
-    col        name;
-    shard      integer;
-    min_id     bigint;
-    max_id     bigint;
+    c          record;
+    lo         bigint;
+    hi         bigint;
     target     bigint;
+    cur_seq    pg_catalog.regclass;
     wanted     bigint;
-    cur_value  bigint;
-    cur_called boolean;
-    raised     integer := 0;
+    wanted_tbl pg_catalog.regclass;
+    wanted_col name;
+    wanted_id  bigint;
 BEGIN
-    -- Every generator named in a table column DEFAULT that calls next_id(),
-    -- with the columns it serves: the DEFAULT depends on the function and
-    -- on its sequence (a regclass constant), so the catalog finds them
-    -- without the shard registry. The shard is read from the DEFAULT's text
-    -- (NULL unless it is a literal).
-    FOR g IN
-        SELECT sdep.refobjid AS seq, sq.seqtypid,
-               pg_catalog.array_agg(d.adrelid ORDER BY d.adrelid, a.attname) AS tbls,
-               pg_catalog.array_agg(a.attname ORDER BY d.adrelid, a.attname) AS cols,
-               pg_catalog.array_agg(pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
-                                                         '^shardid\.next_id\((-?[0-9]+),')::integer
-                                    ORDER BY d.adrelid, a.attname) AS shards
-          FROM pg_catalog.pg_attrdef AS d
-          JOIN pg_catalog.pg_attribute AS a
-            ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid AND a.attnum OPERATOR(pg_catalog.=) d.adnum
-          JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) d.adrelid
-          JOIN pg_catalog.pg_depend AS fdep
-            ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-           AND fdep.objid OPERATOR(pg_catalog.=) d.oid
-           AND fdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-           AND fdep.refobjid OPERATOR(pg_catalog.=) 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
-          JOIN pg_catalog.pg_depend AS sdep
-            ON sdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-           AND sdep.objid OPERATOR(pg_catalog.=) d.oid
-           AND sdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
-          JOIN pg_catalog.pg_sequence AS sq ON sq.seqrelid OPERATOR(pg_catalog.=) sdep.refobjid
-         WHERE t.relkind IN ('r', 'p') AND NOT a.attisdropped
-         GROUP BY sdep.refobjid, sq.seqtypid
-         ORDER BY 1
+    -- Every column DEFAULT that calls next_id(), by generator: the DEFAULT
+    -- depends on the function and on its sequence (a regclass constant), so
+    -- the catalog finds them without the registry. The shard is read from
+    -- the DEFAULT's text (NULL unless it is a literal). A NULL row ends the
+    -- last generator.
+    FOR c IN
+        SELECT x.* FROM (
+            SELECT s.oid::pg_catalog.regclass AS seq, d.adrelid::pg_catalog.regclass AS tbl, a.attname AS col,
+                   pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
+                                        '^shardid\.next_id\((-?[0-9]+),')::integer AS shard,
+                   a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype AS is_bigint,
+                   pg_catalog.format_type(a.atttypid, a.atttypmod) AS col_type,
+                   t.relowner AS owner,
+                   tn.nspname AS tbl_schema, sn.nspname AS seq_schema, s.relname AS seq_name
+              FROM pg_catalog.pg_attrdef AS d
+              JOIN pg_catalog.pg_attribute AS a
+                ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid AND a.attnum OPERATOR(pg_catalog.=) d.adnum
+              JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) d.adrelid
+              JOIN pg_catalog.pg_namespace AS tn ON tn.oid OPERATOR(pg_catalog.=) t.relnamespace
+              JOIN pg_catalog.pg_depend AS fdep
+                ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+               AND fdep.objid OPERATOR(pg_catalog.=) d.oid
+               AND fdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+               AND fdep.refobjid OPERATOR(pg_catalog.=) 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
+              JOIN pg_catalog.pg_depend AS sdep
+                ON sdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+               AND sdep.objid OPERATOR(pg_catalog.=) d.oid
+               AND sdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+              JOIN pg_catalog.pg_class AS s
+                ON s.oid OPERATOR(pg_catalog.=) sdep.refobjid AND s.relkind OPERATOR(pg_catalog.=) 'S'
+              JOIN pg_catalog.pg_namespace AS sn ON sn.oid OPERATOR(pg_catalog.=) s.relnamespace
+             WHERE t.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])
+               AND t.relpersistence OPERATOR(pg_catalog.<>) 't'
+               AND s.relpersistence OPERATOR(pg_catalog.=) 'p'
+               AND NOT a.attisdropped
+            UNION ALL
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+        ) AS x
+        ORDER BY x.seq::pg_catalog.oid NULLS LAST, x.tbl::pg_catalog.oid, x.col
     LOOP
-        -- ALTER SEQUENCE (to the type it has: no change) locks out next_id()
-        -- on this generator until the transaction ends, so no ID is issued
-        -- between reading its state and raising it.
-        EXECUTE pg_catalog.format('ALTER SEQUENCE %s AS %s', g.seq::pg_catalog.regclass,
-                                  pg_catalog.format_type(g.seqtypid, NULL));
-        wanted := NULL;
-        FOR i IN 1 .. pg_catalog.array_length(g.tbls, 1) LOOP
-            tbl := g.tbls[i];
-            col := g.cols[i];
-            shard := g.shards[i];
-            -- min() and max() of an indexed column are two index lookups
-            EXECUTE pg_catalog.format('SELECT min(%1$I), max(%1$I) FROM %2$s', col, tbl)
-                INTO min_id, max_id;
-            CONTINUE WHEN max_id IS NULL;
-            IF min_id OPERATOR(pg_catalog.<) 0 THEN
-                RAISE EXCEPTION 'column "%" of table "%" holds a negative ID', col, tbl
-                    USING ERRCODE = 'invalid_parameter_value',
-                          DETAIL = pg_catalog.format('For example %s. IDs of this layout are positive 63-bit values.', min_id);
+        -- The previous generator is complete: raise it (its lock is the
+        -- one writers hold, so no order of theirs can deadlock with this).
+        IF cur_seq IS DISTINCT FROM c.seq AND wanted IS NOT NULL THEN
+            IF shardid._raise_generator(cur_seq, wanted) THEN
+                generator := cur_seq; action := 'raised'; table_name := wanted_tbl; column_name := wanted_col;
+                max_id := wanted_id; detail := NULL;
+                RETURN NEXT;
             END IF;
-            IF shard IS NOT NULL AND shardid.id_shard(max_id) OPERATOR(pg_catalog.<>) shard THEN
-                RAISE EXCEPTION 'the largest ID of "%"."%" is not of shard %', tbl, col, shard
-                    USING ERRCODE = 'object_not_in_prerequisite_state',
-                          DETAIL = pg_catalog.format('ID %s decodes to shard %s under this layout (%s shard bits, %s seq bits); the column DEFAULT issues shard %s.',
-                                                     max_id, shardid.id_shard(max_id), l.shard_bits, l.seq_bits, shard),
-                          HINT = 'Configure this database with the layout the IDs were made with (shardid.layout() on their server).';
-            END IF;
-            -- The generator state whose ID is max_id. Without a literal
-            -- shard in the DEFAULT, the whole millisecond of max_id is
-            -- skipped: IDs of lower shards may hold higher counters.
-            target := ((max_id OPERATOR(pg_catalog.>>) time_shift) OPERATOR(pg_catalog.<<) l.seq_bits)
-                      OPERATOR(pg_catalog.|)
-                      CASE WHEN shard IS NULL THEN seq_mask
-                           ELSE max_id OPERATOR(pg_catalog.&) seq_mask END;
-            wanted := GREATEST(wanted, target);
-        END LOOP;
-        CONTINUE WHEN wanted IS NULL;
-        EXECUTE pg_catalog.format('SELECT last_value, is_called FROM %s', g.seq::pg_catalog.regclass)
-            INTO cur_value, cur_called;
-        IF NOT cur_called OR cur_value OPERATOR(pg_catalog.<) wanted THEN
-            PERFORM pg_catalog.setval(g.seq::pg_catalog.regclass, wanted, true);
-            raised := raised OPERATOR(pg_catalog.+) 1;
+        END IF;
+        IF cur_seq IS DISTINCT FROM c.seq THEN
+            cur_seq := c.seq;
+            wanted := NULL;
+        END IF;
+        EXIT WHEN c.seq IS NULL;
+
+        IF NOT (pg_catalog.has_sequence_privilege(c.owner, c.seq::pg_catalog.oid, 'UPDATE')
+                OR EXISTS (SELECT FROM shardid.shard_registry AS r
+                            WHERE r.sequence_schema OPERATOR(pg_catalog.=) c.seq_schema
+                              AND r.sequence_name OPERATOR(pg_catalog.=) c.seq_name
+                              AND r.schema_name OPERATOR(pg_catalog.=) c.tbl_schema
+                              AND r.shard OPERATOR(pg_catalog.=) c.shard)) THEN
+            generator := c.seq; action := 'untrusted'; table_name := c.tbl; column_name := c.col;
+            max_id := NULL;
+            detail := pg_catalog.format('not a registered table of the shard of %s, and its owner %s may not UPDATE that sequence: not read',
+                                        c.seq, pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(c.owner)::text));
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        IF NOT c.is_bigint THEN
+            generator := c.seq; action := 'skipped'; table_name := c.tbl; column_name := c.col;
+            max_id := NULL;
+            detail := pg_catalog.format('the column is %s, not bigint: not read', c.col_type);
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        -- min() and max() of an indexed column are two index lookups
+        EXECUTE pg_catalog.format('SELECT pg_catalog.min(%1$I), pg_catalog.max(%1$I) FROM %2$s', c.col, c.tbl)
+            INTO lo, hi;
+        CONTINUE WHEN hi IS NULL;
+        IF lo OPERATOR(pg_catalog.<) 0 THEN
+            RAISE EXCEPTION 'column "%" of table "%" holds a negative ID', c.col, c.tbl
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = pg_catalog.format('For example %s. IDs of this layout are positive 63-bit values.', lo);
+        END IF;
+        IF c.shard IS NOT NULL AND shardid.id_shard(hi) OPERATOR(pg_catalog.<>) c.shard THEN
+            RAISE EXCEPTION 'the largest ID of "%"."%" is not of shard %', c.tbl, c.col, c.shard
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = pg_catalog.format('ID %s decodes to shard %s under this layout (%s shard bits, %s seq bits); the column DEFAULT issues shard %s.',
+                                                 hi, shardid.id_shard(hi), l.shard_bits, l.seq_bits, c.shard),
+                      HINT = 'Configure this database with the layout the IDs were made with (shardid.layout() on their server).';
+        END IF;
+        -- The generator state whose ID is hi. Without a literal shard in the
+        -- DEFAULT, the whole millisecond of hi is skipped: IDs of lower
+        -- shards may hold higher counters.
+        target := ((hi OPERATOR(pg_catalog.>>) time_shift) OPERATOR(pg_catalog.<<) l.seq_bits)
+                  OPERATOR(pg_catalog.|)
+                  CASE WHEN c.shard IS NULL THEN seq_mask
+                       ELSE hi OPERATOR(pg_catalog.&) seq_mask END;
+        IF wanted IS NULL OR target OPERATOR(pg_catalog.>) wanted THEN
+            wanted := target; wanted_tbl := c.tbl; wanted_col := c.col; wanted_id := hi;
         END IF;
     END LOOP;
-    RETURN raised;
 END
 $$;
 
 COMMENT ON FUNCTION shardid.sync_generators() IS
-    'Raises every generator named in a column DEFAULT shardid.next_id(shard, seq) to at least the state of the largest ID in the columns it serves (after logical replication or a data restore); never lowers one; returns how many it raised.';
+    'Raises each generator named in a column DEFAULT shardid.next_id(shard, seq) to at least the state of the largest ID in the columns it serves (after logical replication or a data restore); never lowers one, takes no lock writers wait for. Trusts only registered tables of the generator''s shard and tables whose owner may UPDATE the sequence; returns a row per generator raised and per DEFAULT it did not read (untrusted, skipped). The caller needs SELECT on the tables and UPDATE on the generators it raises: a superuser, or the owner of all of them.';

@@ -29,13 +29,16 @@
 -- Secrets: connect strings never hold a password (add_node refuses one, a
 -- CHECK enforces it): the foreign server's options are readable by every
 -- role, and so is whatever pg_dump copies. Passwords belong in .pgpass (or a
--- passfile / service file) of the OS user that connects. shardid.nodes is
+-- passfile / service file) of the OS user that connects; libpq itself
+-- parses them for the check (src/pg/connstr.cpp). shardid.nodes is
 -- readable by administrators only; placement and shard_moves by everyone.
 --
 -- Moves: bin/shardid-move-shard keeps each move as a row of
 -- shardid.shard_moves on the router, and freezes a shard on its node (a
 -- trigger on every table of the shard) rather than on the router, so a move
 -- changes the cluster once, at repoint_shard().
+\ir ../functions/_connstr_options.sql
+\ir ../functions/_connstr_secret.sql
 \ir ../tables/nodes.sql
 \ir ../tables/shard_placement.sql
 \ir ../tables/shard_moves.sql

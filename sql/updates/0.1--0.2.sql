@@ -18,20 +18,36 @@ COMMENT ON SEQUENCE shardid.ids_issued IS
     'Marker: advanced by next_id() once an ID has been issued; from then on the layout is frozen. Readable by PUBLIC, advanced by no ordinary role.';
 
 -- Connect strings must not hold passwords: the PL/Proxy server's options and
--- shardid.nodes are readable by other roles and copied by pg_dump.
+-- shardid.nodes are readable by other roles and copied by pg_dump. libpq
+-- parses each one (the functions are re-created below with the others).
+\ir ../functions/_connstr_options.sql
+\ir ../functions/_connstr_secret.sql
 DO $$
+DECLARE
+    n     record;
+    found text;
+    bad   text[] := '{}';
 BEGIN
-    IF EXISTS (SELECT FROM shardid.nodes AS n WHERE n.connstr OPERATOR(pg_catalog.~*) '(^|\s)password\s*=') THEN
+    FOR n IN SELECT * FROM shardid.nodes AS x ORDER BY x.node LOOP
+        BEGIN
+            found := shardid._connstr_secret(n.connstr);
+        EXCEPTION WHEN invalid_parameter_value THEN
+            found := 'text libpq cannot parse';
+        END;
+        IF found IS NOT NULL THEN
+            bad := bad OPERATOR(pg_catalog.||) pg_catalog.format('%s (%s)', n.node, found);
+        END IF;
+    END LOOP;
+    IF pg_catalog.cardinality(bad) OPERATOR(pg_catalog.>) 0 THEN
         RAISE EXCEPTION 'shardid 0.2 refuses node connect strings that hold a password: %',
-                (SELECT pg_catalog.string_agg(n.node, ', ' ORDER BY n.node) FROM shardid.nodes AS n
-                  WHERE n.connstr OPERATOR(pg_catalog.~*) '(^|\s)password\s*=')
+                pg_catalog.array_to_string(bad, ', ')
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Put the passwords in ~/.pgpass of the router''s server user, remove password=... with UPDATE shardid.nodes SET connstr = ...; SELECT shardid.refresh_cluster(); then update again.';
+                  HINT = 'Put the passwords in ~/.pgpass of the router''s server user, remove them with UPDATE shardid.nodes SET connstr = ...; SELECT shardid.refresh_cluster(); then update again.';
     END IF;
 END
 $$;
 ALTER TABLE shardid.nodes ADD CONSTRAINT nodes_connstr_no_password
-    CHECK (connstr OPERATOR(pg_catalog.!~*) '(^|\s)password\s*=');
+    CHECK (shardid._connstr_secret(connstr) IS NULL);
 REVOKE SELECT ON shardid.nodes FROM PUBLIC;
 COMMENT ON TABLE shardid.nodes IS
     'Router: the data nodes, by name, with a libpq key=value connect string (never a password). Written by add_node(), remove_node(). Readable by administrators only.';

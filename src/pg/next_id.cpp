@@ -20,6 +20,12 @@
  *    of values fetched ahead. A transaction that writes such a record gets
  *    an xid, so its commit flushes the WAL: after a crash the replayed state
  *    is above every ID of a committed row.
+ *
+ * _raise_generator(seq, state), for sync_generators(), follows setval():
+ * RowExclusiveLock, the same buffer lock, log_cnt reset and the new state
+ * WAL-logged. It compares and writes under the buffer lock, so it never
+ * lowers a state that next_id() advanced meanwhile, and it takes no lock
+ * that a writer waits for.
  */
 #include "shardid_pg.h"
 #include "compat.h"
@@ -46,6 +52,7 @@ extern "C" {
 #include "utils/wait_event.h"
 
 PG_FUNCTION_INFO_V1(shardid_next_id);
+PG_FUNCTION_INFO_V1(shardid_raise_generator);
 }
 
 /* How far ahead of the issued state the WAL-logged state runs. */
@@ -380,4 +387,111 @@ restart:
 		relation_close(rel, NoLock);
 		PG_RETURN_INT64(step.id);
 	}
+}
+
+/*
+ * _raise_generator(seq regclass, state bigint) — sets a generator's state to
+ * at least state, never lower; true if it changed. Raising needs UPDATE on
+ * the sequence (as setval()); comparing needs SELECT, USAGE or UPDATE, which
+ * already show the state.
+ */
+extern "C" Datum
+shardid_raise_generator(PG_FUNCTION_ARGS)
+{
+	Oid relid = PG_GETARG_OID(0);
+	int64 target = PG_GETARG_INT64(1);
+
+	PreventCommandDuringRecovery("shardid._raise_generator()");
+	PreventCommandIfReadOnly("shardid._raise_generator()");
+	PreventCommandIfParallelMode("shardid._raise_generator()");
+
+	shardid::Layout layout = current_layout();
+
+	if (target < 0 || target > shardid::max_state(layout))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("generator state %lld is outside this layout", (long long) target),
+				 errdetail("States run from 0 to %lld.", (long long) shardid::max_state(layout))));
+
+	LockRelationOid(relid, RowExclusiveLock);
+
+	Relation rel = try_relation_open(relid, NoLock);
+
+	if (rel == NULL)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+						errmsg("sequence with OID %u does not exist", relid)));
+	if (rel->rd_rel->relkind != RELKIND_SEQUENCE)
+		ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+						errmsg("\"%s\" is not a sequence", RelationGetRelationName(rel))));
+	/* another session's temporary sequence cannot even be read */
+	if (rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("sequence \"%s\" is not a generator: it is %s",
+							   RelationGetRelationName(rel),
+							   rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP ? "temporary"
+																				  : "unlogged")));
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT | ACL_USAGE | ACL_UPDATE) != ACLCHECK_OK)
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied for sequence %s", RelationGetRelationName(rel))));
+
+	HeapTuple tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(relid));
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for sequence %u", relid);
+	int64 seqmax = ((Form_pg_sequence) GETSTRUCT(tup))->seqmax;
+
+	ReleaseSysCache(tup);
+	if (target > seqmax)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("generator state %lld is above the MAXVALUE of sequence \"%s\" (%lld)",
+						(long long) target, RelationGetRelationName(rel), (long long) seqmax),
+				 errhint("ALTER SEQUENCE %s AS bigint MAXVALUE 9223372036854775807.",
+						 RelationGetRelationName(rel))));
+
+	Buffer buf;
+	HeapTupleData tuple;
+	Form_pg_sequence_data seq = lock_sequence_tuple(rel, &buf, &tuple);
+	bool raise = !seq->is_called || seq->last_value < target;
+
+	if (raise && pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) != ACLCHECK_OK)
+	{
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for sequence %s", RelationGetRelationName(rel)),
+				 errhint("Raising a generator needs UPDATE on its sequence, as setval() does.")));
+	}
+	if (raise)
+	{
+		Page page = BufferGetPage(buf);
+		bool needs_wal = RelationNeedsWAL(rel);
+
+		/* as setval(): the commit of a transaction with an xid flushes the WAL */
+		if (needs_wal)
+			GetTopTransactionId();
+
+		START_CRIT_SECTION();
+		seq->last_value = target;
+		seq->is_called = true;
+		seq->log_cnt = 0;
+		MarkBufferDirty(buf);
+		if (needs_wal)
+		{
+			xl_seq_rec xlrec;
+
+			XLogBeginInsert();
+			XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
+			SHARDID_SEQ_REC_SET_REL(xlrec, rel);
+			XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
+			XLogRegisterData((char *) tuple.t_data, tuple.t_len);
+			XLogRecPtr recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
+
+			PageSetLSN(page, recptr);
+		}
+		END_CRIT_SECTION();
+	}
+	UnlockReleaseBuffer(buf);
+	relation_close(rel, NoLock);
+	PG_RETURN_BOOL(raise);
 }

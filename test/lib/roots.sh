@@ -90,6 +90,13 @@ root_ensure() {
 			>"$dir/etc/apt/preferences.d/postgresql-19"
 	fi
 	cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+	# the certificate authorities this machine adds (a TLS proxy in front of
+	# a package registry such as npm's): trusted inside the root too
+	if [ -n "$(ls /usr/local/share/ca-certificates/*.crt 2>/dev/null)" ]; then
+		mkdir -p "$dir/usr/local/share/ca-certificates"
+		cp /usr/local/share/ca-certificates/*.crt "$dir/usr/local/share/ca-certificates/"
+		[ ! -x "$dir/usr/sbin/update-ca-certificates" ] || chroot "$dir" update-ca-certificates >/dev/null 2>&1 || true
+	fi
 }
 
 root_enter() {

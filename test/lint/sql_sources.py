@@ -155,7 +155,7 @@ def check_reference():
         ok = False
         for i in where:
             if lines[i].startswith('|'):
-                ok = ok or comment in lines[i]
+                ok = ok or comment in lines[i].replace('\\|', '|')
             else:
                 j = i + 1
                 while j < len(lines) and not lines[j].startswith('#'):

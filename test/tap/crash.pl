@@ -10,7 +10,10 @@
 #     stop('immediate'): the row after the checkpoint must not be reissued;
 #  3. SIGKILL of the postmaster during two streams of 50-row committed
 #     inserts, still an hour ahead, so the logged headroom runs out and is
-#     logged again many times.
+#     logged again many times;
+#  4. a row copied in from two hours ahead, sync_generators() raising the
+#     generator above it (_raise_generator(), WAL-logged like setval()),
+#     stop('immediate') right after its commit: the raise is not lost.
 #
 # After each restart: every ID the clients saw acknowledged is in the table,
 # the sequence's recovered last_value is at least the state of the largest
@@ -197,6 +200,17 @@ my $span = row(q{SELECT id_state(max(id)) - id_state(min(id)) AS states FROM t W
 check_recovered('round 3', @acked3);
 cmp_ok($span->{states}, '>', 3 * 32 * 1024,
 	'round 3: the stream used more than three headrooms of 32 ms of states');
+
+# 4. sync_generators() raises the generator, then a crash before any checkpoint.
+my $copied = $node->safe_psql('postgres', q{
+	INSERT INTO t (id, tag) VALUES (shardid.make_id(now() + interval '2 hours', 1, 7), 'r4 copied') RETURNING id});
+my $raised = $node->safe_psql('postgres',
+	q{SELECT string_agg(action, ',') FROM shardid.sync_generators()});
+is($raised, 'raised', 'round 4: sync_generators() raised the generator');
+$node->stop('immediate');
+$node->start;
+my $r4 = check_recovered('round 4', $copied);
+is($r4->{max_id}, $copied, 'round 4: the copied row is the largest committed ID');
 
 $node->stop;
 done_testing();

@@ -1,0 +1,166 @@
+-- internal_functions: who may execute shardid's functions (issue 19).
+-- Internal functions (_name) are not executable by PUBLIC unless a function
+-- that PUBLIC may call needs them; every function PUBLIC may execute is on
+-- the list below with its reason, so a new one cannot slip in unnoticed.
+-- In a database of its own: configure() needs one that has issued no ID.
+SET client_min_messages = warning;
+\set regress_db :DBNAME
+DROP DATABASE IF EXISTS regress_internal_functions;
+DROP DATABASE IF EXISTS regress_if_fresh;
+DROP ROLE IF EXISTS regress_if_user, regress_if_admin, regress_if_fresh_user;
+CREATE DATABASE regress_internal_functions;
+CREATE ROLE regress_if_user;
+CREATE ROLE regress_if_admin;
+GRANT CREATE ON DATABASE regress_internal_functions TO regress_if_admin;
+\c regress_internal_functions
+SET client_min_messages = warning;
+SET timezone = 'UTC';
+\set SHOW_CONTEXT never
+CREATE EXTENSION shardid;
+GRANT CREATE ON SCHEMA public TO regress_if_admin;
+
+CREATE TEMP TABLE public_execute (fn text PRIMARY KEY, why text NOT NULL);
+INSERT INTO public_execute VALUES
+    ('shardid.next_id(integer,regclass)', 'the generator, called by the column DEFAULTs of every role'),
+    ('shardid.id_time(bigint)', 'decoder'),
+    ('shardid.id_shard(bigint)', 'decoder'),
+    ('shardid.id_seq(bigint)', 'decoder'),
+    ('shardid.id_decode(bigint)', 'decoder'),
+    ('shardid.make_id(timestamp with time zone,integer,integer)', 'pure composition'),
+    ('shardid.time_to_id(timestamp with time zone)', 'pure, for range scans'),
+    ('shardid.to_shortcode(bigint)', 'pure'),
+    ('shardid.from_shortcode(text)', 'pure'),
+    ('shardid.layout()', 'reports the layout'),
+    ('shardid.sync_generators()', 'table owners; reads with their SELECT, raises with their UPDATE'),
+    ('shardid.create_shard(integer)', 'shard administrators (registry grants checked)'),
+    ('shardid.create_shards(integer,integer)', 'shard administrators (registry grants checked)'),
+    ('shardid.shard_schema(integer)', 'applications find a shard''s schema'),
+    ('shardid.create_table(regclass,name)', 'shard administrators (registry grants checked)'),
+    ('shardid.attach_shard(integer,name)', 'shard administrators (registry grants checked)'),
+    ('shardid.detach_shard(integer)', 'shard administrators (registry grants checked)'),
+    ('shardid.adopt(regclass,integer,regclass,name)', 'shard administrators (registry and ownership checked)'),
+    ('shardid.create_time_partitions(regclass,timestamp with time zone,timestamp with time zone,interval)', 'owners of partitioned tables'),
+    ('shardid.placed_shards()', 'applications fan out over the placed shards (router)'),
+    ('shardid.partition_connstrs()', 'reads shardid.nodes: rows only for roles that may read it'),
+    ('shardid._check_generator(regclass)', 'called by adopt() and attach_shard()'),
+    ('shardid._check_registry_privileges(text,boolean)', 'called by the shard functions'),
+    ('shardid._check_shard(integer)', 'called by the shard functions'),
+    ('shardid._check_templates()', 'called by create_shard() and attach_shard()'),
+    ('shardid._create_shard_tables(integer,boolean)', 'called by create_shard() and attach_shard()'),
+    ('shardid._shard_schema_name(integer)', 'called by create_shard(s)() and attach_shard()'),
+    ('shardid._fit_name(text,text)', 'called by create_time_partitions()'),
+    ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does');
+
+CREATE TEMP VIEW extension_functions AS
+SELECT p.oid::regprocedure::text AS fn,
+       EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) AS a
+                WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE') AS public_may_execute
+  FROM pg_depend AS d JOIN pg_proc AS p ON p.oid = d.objid
+ WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid') AND d.deptype = 'e';
+GRANT SELECT ON extension_functions TO regress_if_user;
+
+-- Executable by PUBLIC but not on the list: none.
+SELECT fn AS not_listed FROM extension_functions WHERE public_may_execute
+EXCEPT SELECT fn FROM public_execute ORDER BY 1;
+-- On the list but not executable by PUBLIC (or gone): none.
+SELECT fn AS listed_only FROM public_execute
+EXCEPT SELECT fn FROM extension_functions WHERE public_may_execute ORDER BY 1;
+-- The internal functions PUBLIC may not execute.
+SELECT fn AS internal_revoked FROM extension_functions
+ WHERE fn LIKE 'shardid.\_%' AND NOT public_may_execute ORDER BY 1;
+
+-- An ordinary role cannot attach an internal trigger function to a table
+-- of its own: CREATE TRIGGER checks EXECUTE on the function. (In 0.2,
+-- _layout_changed() attached this way reset every backend's plan cache on
+-- each statement.)
+CREATE TABLE public.if_own (id bigint);
+ALTER TABLE public.if_own OWNER TO regress_if_user;
+SET ROLE regress_if_user;
+CREATE TRIGGER reset_all AFTER INSERT ON public.if_own
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid._layout_changed();
+\echo :LAST_ERROR_SQLSTATE
+CREATE TRIGGER refuse AFTER INSERT ON public.if_own
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_frozen_write('1', 'x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'public.if_own'::regclass;
+
+-- Nor call any of them: each call is refused with 42501 before it runs.
+-- (Arguments are NULLs from a subquery: a constant NULL would let the
+-- planner fold a STRICT function's call away, privileges unchecked.)
+SET client_min_messages = notice;
+DO $$
+DECLARE
+    f record;
+BEGIN
+    FOR f IN
+        SELECT p.oid::regprocedure AS fn,
+               pg_catalog.format('SELECT %s(%s)', p.oid::regproc,
+                                 (SELECT string_agg('(SELECT NULL::' || format_type(t, NULL) || ')', ', ' ORDER BY o)
+                                    FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o))) AS call
+          FROM extension_functions AS e JOIN pg_proc AS p ON p.oid = e.fn::regprocedure
+         WHERE e.fn LIKE 'shardid.\_%' AND NOT e.public_may_execute
+         ORDER BY p.oid::regprocedure::text
+    LOOP
+        BEGIN
+            EXECUTE f.call;
+            RAISE NOTICE '%: ran', f.fn;
+        EXCEPTION WHEN OTHERS THEN
+            RAISE NOTICE '%: %', f.fn, SQLSTATE;
+        END;
+    END LOOP;
+END
+$$;
+SET client_min_messages = warning;
+RESET ROLE;
+
+-- The flows that use them still work. Trigger functions run without
+-- EXECUTE when they fire: an application role writing to a frozen or a
+-- retired shard gets 25006, not 42501.
+GRANT INSERT, UPDATE, DELETE ON shardid.shard_registry, shardid.sharded_tables TO regress_if_admin;
+SET ROLE regress_if_admin;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, body text);
+SELECT shardid.create_shards(1, 2);
+SELECT shardid.create_table('public.posts');
+GRANT USAGE ON SCHEMA shard_0001, shard_0002 TO regress_if_user;
+GRANT INSERT, SELECT ON shard_0001.posts, shard_0002.posts TO regress_if_user;
+GRANT USAGE ON SEQUENCE shard_0001.id_seq, shard_0002.id_seq TO regress_if_user;
+RESET ROLE;
+SELECT shardid.freeze_shard_tables('shard_0001', 1, 'node_b');
+SET ROLE regress_if_user;
+INSERT INTO shard_0001.posts (body) VALUES ('frozen');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT shardid.thaw_shard_tables('shard_0001');
+SET ROLE regress_if_user;
+INSERT INTO shard_0001.posts (body) VALUES ('thawed') RETURNING shardid.id_shard(id) AS shard;
+RESET ROLE;
+SELECT shardid.retire_shard(2, 'node_b', 'shard_0002_moved');
+SET ROLE regress_if_user;
+INSERT INTO shard_0002_moved.posts (body) VALUES ('retired');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+
+-- configure() (superusers) fires the layout triggers; decoders follow.
+CREATE DATABASE regress_if_fresh;
+\c regress_if_fresh
+SET client_min_messages = warning;
+SET timezone = 'UTC';
+CREATE EXTENSION shardid;
+SELECT epoch, shard_bits, seq_bits FROM shardid.configure('2020-01-01 00:00:00+00', 12, 11);
+SELECT shardid.id_shard(shardid.make_id('2021-01-01 00:00:00+00', 4000, 1)) AS shard_with_12_bits;
+-- an ordinary role cannot configure, nor reach the trigger's helpers
+CREATE ROLE regress_if_fresh_user;
+SET ROLE regress_if_fresh_user;
+SELECT shardid.configure('2021-01-01');
+\echo :LAST_ERROR_SQLSTATE
+SELECT shardid._refuse_stored_decodes();
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+DROP ROLE regress_if_fresh_user;
+
+\c :regress_db
+SET client_min_messages = warning;
+DROP DATABASE regress_internal_functions;
+DROP DATABASE regress_if_fresh;
+DROP ROLE regress_if_user, regress_if_admin;
