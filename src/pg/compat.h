@@ -15,8 +15,6 @@
  *    made the sequence page's magic public there (sequence.c kept it
  *    private before), passes syscache callbacks a SysCacheIdentifier
  *    rather than an int, and gives table_beginscan() a flags argument.
- *  - 15 added InitMaterializedSRF (14, not supported, would set up the
- *    tuplestore by hand: the shim below).
  */
 #pragma once
 
@@ -79,33 +77,4 @@ typedef int SyscacheCallbackId;
 	table_beginscan(rel, snap, nkeys, keys, SO_NONE)
 #else
 #define SHARDID_TABLE_BEGINSCAN(rel, snap, nkeys, keys) table_beginscan(rel, snap, nkeys, keys)
-#endif
-
-/* Sets up a set-returning function's tuplestore, materialize mode. */
-#if PG_VERSION_NUM < 150000
-extern "C" {
-#include "funcapi.h"
-#include "miscadmin.h"
-#include "utils/tuplestore.h"
-}
-
-static inline void
-InitMaterializedSRF(FunctionCallInfo fcinfo, bits32)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	TupleDesc tupdesc;
-
-	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
-		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						errmsg("set-valued function called in context that cannot accept a set")));
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-
-	MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-
-	rsinfo->returnMode = SFRM_Materialize;
-	rsinfo->setDesc = CreateTupleDescCopy(tupdesc);
-	rsinfo->setResult = tuplestore_begin_heap(true, false, work_mem);
-	MemoryContextSwitchTo(old);
-}
 #endif
