@@ -8,7 +8,6 @@
 # with psycopg and node-postgres.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-top=$PWD
 source test/lib/e2e.sh
 
 # Debian's interpreters, not whatever else is first in PATH. A machine

@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
-export PATH=$(pg_config --bindir):$PATH
+PATH=$(pg_config --bindir):$PATH
+export PATH
 need_extension plproxy
 
 pg_start node_a

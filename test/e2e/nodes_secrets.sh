@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source test/lib/e2e.sh
-export PATH=$(pg_config --bindir):$PATH
+PATH=$(pg_config --bindir):$PATH
+export PATH
 need_extension plproxy
 
 pg_start secrets

@@ -14,7 +14,6 @@
 # Starts its own server; exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-top=$PWD
 source test/lib/e2e.sh
 
 # Released scripts never change: each release adds its install script here

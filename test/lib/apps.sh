@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # PYTHON, NODE, NODES, ...: set here for the scripts that source this file
 # test/lib/apps.sh — shared by the application tests (test/e2e/apps*.sh,
 # pgbouncer.sh): Debian packages or a visible skip, Debian's node with
 # node-pg, and a router with two data nodes holding 16 shards.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # test/lib/e2e.sh — shared by the end-to-end scripts in test/e2e and
 # test/majors: private servers (server.sh), and the helpers they use.
 source "$(dirname "${BASH_SOURCE[0]}")/server.sh"

@@ -16,7 +16,6 @@
 # majors of its "# majors:" line as arguments).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-TOP=$PWD
 OLD=${1:-15}
 NEW=${2:-17}
 [ "$OLD" = 15 ] || { echo "logical_upgrade.sh: the old server is this host's PostgreSQL 15, not $OLD" >&2; exit 2; }

@@ -104,7 +104,7 @@ wait_until() {
 # cut_over PUBLISHER-FUNCTION PUBLISHER-PORT SUBSCRIBER-FUNCTION NAME —
 # writes stop on the publisher, the subscriber confirms its WAL position.
 cut_over() {
-	local pub=$1 port=$2 sub=$3 name=$4 lsn
+	local pub=$1 port=$2 name=$4 lsn
 	"$pub" -c "ALTER DATABASE app SET default_transaction_read_only = on" >/dev/null
 	"$pub" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 	           WHERE datname = 'app' AND backend_type = 'client backend' AND pid <> pg_backend_pid()" >/dev/null
