@@ -64,6 +64,7 @@ apps_js_dir() {
 # table posts (id, user_id, body): 0-7 on a, 8-15 on b. Sets A, B, R (connect
 # strings) and NODES (JSON {"a": A, "b": B}).
 apps_cluster() {
+	need_extension plproxy	# the router's placement lives in its PL/Proxy cluster
 	local logical=("wal_level = logical" "max_wal_senders = 20" "max_replication_slots = 20"
 		"max_logical_replication_workers = 8" "wal_sender_timeout = 5s" "wal_receiver_status_interval = 1s")
 	pg_start node_a "${logical[@]}" "$@"
