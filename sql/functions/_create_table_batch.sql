@@ -28,11 +28,11 @@ BEGIN
                   HINT = 'Recreate the template table, or remove the row from shardid.sharded_tables.';
     END IF;
     BEGIN
+        -- One catalog lookup per shard, in shard order, until the batch is
+        -- full: a join with pg_class could be planned as a nested loop over
+        -- every shard's copy, once per shard.
         FOR r IN SELECT s.* FROM shardid.shard_registry AS s
-                  WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class AS x
-                                      JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) x.relnamespace
-                                     WHERE n.nspname OPERATOR(pg_catalog.=) s.schema_name
-                                       AND x.relname OPERATOR(pg_catalog.=) t.table_name)
+                  WHERE pg_catalog.to_regclass(pg_catalog.format('%I.%I', s.schema_name, t.table_name)) IS NULL
                   ORDER BY s.shard LIMIT batch_size LOOP
             PERFORM shardid._create_shard_table(r, t);
             made := made OPERATOR(pg_catalog.+) 1;

@@ -18,9 +18,8 @@ BEGIN
     END IF;
     t := shardid._register_table('create_table_proc()', template, id_column, true);
     table_name := t.table_name;
-    SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (
-               SELECT FROM pg_catalog.pg_class AS x JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) x.relnamespace
-                WHERE n.nspname OPERATOR(pg_catalog.=) s.schema_name AND x.relname OPERATOR(pg_catalog.=) t.table_name))
+    SELECT count(*),
+           count(*) FILTER (WHERE pg_catalog.to_regclass(pg_catalog.format('%I.%I', s.schema_name, t.table_name)) IS NULL)
         INTO shards, todo
         FROM shardid.shard_registry AS s;
 END
