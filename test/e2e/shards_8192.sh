@@ -85,6 +85,9 @@ expect_stopped() {
 	ok "interrupted: $(grep -m1 -E 'ERROR|FATAL|server closed' "$1" | sed 's/^psql:[^ ]* //')"
 }
 
+# show ERROR-OUTPUT — the ERROR, DETAIL and HINT lines, as comments.
+show() { grep -E '^(ERROR|DETAIL|HINT):' <<<"$1" | sed 's/^/#   /'; }
+
 # expect_batches WHAT COUNT — an interrupted run kept whole batches of 256 only.
 expect_batches() {
 	[ "$2" -gt 0 ] && [ "$2" -lt 8192 ] && [ $(($2 % 256)) = 0 ] ||
@@ -100,6 +103,7 @@ grep -q 'ERROR:  create_shards(0, 8191) needs more locks than one transaction ca
 grep -q 'HINT:  CALL shardid.create_shards_proc(0, 8191); creates the shards in batches that commit.' <<<"$err" ||
 	fail "create_shards(0, 8191) does not name create_shards_proc: $err"
 ok "create_shards(0, 8191) fails and names create_shards_proc"
+show "$err"
 expect "shards after the failed create_shards" "$(count_shards)/$(sql -c "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'shard\_%'")" 0/0
 step "create_shards(0, 8191) refused"
 
@@ -127,6 +131,7 @@ grep -q 'ERROR:  create_table() over 8192 shards needs more locks than one trans
 grep -q "HINT:  CALL shardid.create_table_proc('public.photos', 'id'); creates the tables in batches that commit." <<<"$err" ||
 	fail "create_table() does not name create_table_proc: $err"
 ok "create_table() over 8192 shards fails and names create_table_proc"
+show "$err"
 expect "after the failed create_table: registered, created" \
 	"$(sql -c "SELECT count(*) FROM shardid.sharded_tables")/$(count_tables photos)" 0/0
 step "create_table() refused"
@@ -145,6 +150,7 @@ grep -q "ERROR:  a batch of 8192 shard tables needs more locks than the server's
 grep -q "HINT:  Go on with smaller batches: CALL shardid.create_table_proc('public.comments', 'id', 2048);" <<<"$err" ||
 	fail "create_table_proc with batches of 8192 does not name a smaller batch: $err"
 ok "create_table_proc with batches of 8192 fails and names batches of 2048"
+show "$err"
 expect "after the failed batch: comments registered, created" \
 	"$(sql -c "SELECT count(*) FROM shardid.sharded_tables WHERE table_name = 'comments'")/$(count_tables comments)" 0/0
 step "create_table_proc batch of 8192 refused"
@@ -164,6 +170,7 @@ expect "comments tables after the re-run" "$(count_tables comments)" 8192
 step "create_table_proc comments re-run"
 
 # --- the third, the server crashing under it --------------------------------------
+sql -c "CHECKPOINT"   # keeps crash recovery short
 run_bg "$WORK/likes1.log" "CALL shardid.create_table_proc('public.likes')"
 wait_progress "create_table_proc likes" 2048 >/dev/null
 as_postgres "$(pg_bindir)/pg_ctl" -D "$s8192_DIR/data" -m immediate -w stop >/dev/null
@@ -226,4 +233,12 @@ SELECT (SELECT count(*) FROM ids) || ' ' ||
 SQL
 )" "258 258 86 86"
 step "check: rows"
+# The shards view finds each generator by (schema, name): one pg_class row
+# per shard, whatever the statistics say (a plan from pg_class by name
+# alone read all 8192 id_seq rows for each shard: minutes).
+plan=$(sql -c "EXPLAIN (ANALYZE, TIMING OFF, COSTS OFF, SUMMARY OFF) SELECT count(last_id) FROM shardid.shards")
+expect "pg_class rows per lookup in the shards view (at most)" \
+	"$(sed -n 's/.* on pg_class .*actual rows=\([0-9.]*\) .*/\1/p' <<<"$plan" | awk '{ if ($1 > m) m = $1 } END { print m + 0 }')" 1
+expect "the shards view, every generator read" "$(sql -c "SELECT count(last_id) FROM shardid.shards")" 86
+step "check: shards view"
 echo "# total: $((SECONDS - started)) s"
