@@ -28,7 +28,7 @@ BEGIN
         RAISE EXCEPTION 'create_table() over % shards needs more locks than one transaction can hold',
                 (SELECT count(*) FROM shardid.shard_registry)
             USING ERRCODE = 'out_of_memory',
-                  DETAIL = pg_catalog.format('The server''s lock table ran out after %s tables (max_locks_per_transaction = %s): each table created holds about 8 locks until the transaction ends. No table was created.',
+                  DETAIL = pg_catalog.format('The server''s lock table ran out after %s tables (max_locks_per_transaction = %s): each table created holds locks on itself, its indexes, TOAST table and constraints until the transaction ends. No table was created.',
                                              made, pg_catalog.current_setting('max_locks_per_transaction')),
                   HINT = pg_catalog.format('CALL shardid.create_table_proc(%L, %L); creates the tables in batches that commit.',
                                            template::text, id_column);
