@@ -87,7 +87,8 @@ SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'public.if_own'::reg
 
 -- Nor call any of them: each call is refused with 42501 before it runs.
 -- (Arguments are NULLs from a subquery: a constant NULL would let the
--- planner fold a STRICT function's call away, privileges unchecked.)
+-- planner fold a STRICT function's call away, privileges unchecked. A
+-- procedure is CALLed, with constants: CALL takes no subquery.)
 SET client_min_messages = notice;
 DO $$
 DECLARE
@@ -95,8 +96,9 @@ DECLARE
 BEGIN
     FOR f IN
         SELECT p.oid::regprocedure AS fn,
-               pg_catalog.format('SELECT %s(%s)', p.oid::regproc,
-                                 (SELECT string_agg('(SELECT NULL::' || format_type(t, NULL) || ')', ', ' ORDER BY o)
+               pg_catalog.format('%s %s(%s)', CASE p.prokind WHEN 'p' THEN 'CALL' ELSE 'SELECT' END, p.oid::regproc,
+                                 (SELECT string_agg(CASE p.prokind WHEN 'p' THEN 'NULL::' || format_type(t, NULL)  -- no subquery in CALL
+                                                    ELSE '(SELECT NULL::' || format_type(t, NULL) || ')' END, ', ' ORDER BY o)
                                     FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o))) AS call
           FROM extension_functions AS e JOIN pg_proc AS p ON p.oid = e.fn::regprocedure
          WHERE e.fn LIKE 'shardid.\_%' AND NOT e.public_may_execute
