@@ -178,6 +178,37 @@ SELECT shard, node, bytes > 100000 AS data, bytes > 0 AS some FROM shardid.shard
 SELECT p.step, p.shard, p.source, p.target, p.bytes = s.bytes AS measured
   FROM shardid.rebalance_plan() AS p JOIN shardid.shard_sizes() AS s USING (shard);
 SELECT step, shard, source, target, bytes IS NULL AS no_bytes FROM shardid.rebalance_plan('by_count');
+
+-- CALL rebalance(): the move options are move_shard()'s, with its defaults.
+SELECT substring(pg_get_function_arguments('shardid.rebalance'::regproc) FROM 'drop_old.*')
+     = substring(pg_get_function_arguments('shardid.move_shard'::regproc) FROM 'drop_old.*') AS same_move_options;
+CALL shardid.rebalance('by_disk_size');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+BEGIN;
+CALL shardid.rebalance('by_count');                -- it commits: not in a transaction block
+ROLLBACK;
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- One at a time: another session holds the rebalance lock.
+SELECT dblink_connect('other', :'self');
+SELECT * FROM dblink('other', $$SELECT pg_advisory_lock(hashtext('shardid-rebalance'), 0)::text$$) AS t(locked text);
+\set VERBOSITY terse
+CALL shardid.rebalance('by_count');
+\set VERBOSITY default
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT dblink_disconnect('other');
+-- Nothing to move (every shard excluded), or no move allowed.
+CALL shardid.rebalance('by_count', excluded_shards => '{0,1,2,3}');
+CALL shardid.rebalance('by_count', max_moves => 0);
+SELECT count(*) AS rebalance_locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+-- The first move fails: the notice names it, the error is raised, the
+-- placement is unchanged; the session keeps the lock until a rebalance
+-- in it ends.
+CALL shardid.rebalance('by_count');
+SELECT shard, node FROM shardid.shard_placement ORDER BY shard;
+SELECT count(*) AS rebalance_locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+CALL shardid.rebalance('by_count', max_moves => 0);
+SELECT count(*) AS rebalance_locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+
 -- a shard placed on a node whose registry does not have it
 SELECT shardid.detach_shard(3);
 SELECT * FROM shardid.rebalance_plan();
@@ -188,6 +219,7 @@ CREATE ROLE regress_rebalance_app;
 SET ROLE regress_rebalance_app;
 SELECT * FROM shardid.rebalance_plan('by_count');
 SELECT * FROM shardid.shard_sizes();
+CALL shardid.rebalance();
 RESET ROLE;
 DROP ROLE regress_rebalance_app;
 
