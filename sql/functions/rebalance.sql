@@ -91,7 +91,7 @@ BEGIN
     LOOP
         IF max_moves IS NOT NULL AND made OPERATOR(pg_catalog.>=) max_moves THEN
             PERFORM pg_catalog.pg_advisory_unlock(lock_key, 0);
-            RAISE NOTICE 'stopped after % moves (max_moves): CALL rebalance() again for more', made;
+            RAISE NOTICE 'stopped at max_moves (moves made: %): CALL rebalance() again for more', made;
             RETURN;
         END IF;
         SELECT p.shard, p.source, p.target, p.bytes INTO next_move
@@ -112,7 +112,7 @@ BEGIN
     IF made OPERATOR(pg_catalog.=) 0 THEN
         RAISE NOTICE 'balanced: nothing to move';
     ELSE
-        RAISE NOTICE 'balanced after % moves', made;
+        RAISE NOTICE 'balanced (moves made: %)', made;
     END IF;
 END
 $$;
