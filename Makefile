@@ -32,7 +32,7 @@ REGRESS_OPTS = --inputdir=. --outputdir=results --load-extension=$(EXTENSION)
 ISOLATION = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test/isolation/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test/isolation --outputdir=results/isolation --load-extension=$(EXTENSION)
 
-EXTRA_CLEAN = results test/unit/unit_tests test/unit/*.o
+EXTRA_CLEAN = results tmp_check test/unit/unit_tests test/unit/*.o
 
 PG_CONFIG ?= pg_config
 # PostgreSQL's headers as system headers: -Wextra is for our code, not theirs.
@@ -71,6 +71,14 @@ installcheck: router-tests-note
 .PHONY: router-tests-note
 router-tests-note:
 	@echo "shardid: router tests ($(ROUTER_REGRESS)) need PL/Proxy; run them with make installcheck-router"
+# TAP suites (test/tap/*.pl, PostgreSQL::Test::Cluster) through PGXS's own
+# prove_installcheck. They start their own servers, so they run as an
+# ordinary user (test/run-all runs them as postgres); `make installcheck`,
+# which pg_buildext runs as root, leaves them out.
+PROVE_TESTS = $(sort $(wildcard test/tap/*.pl))
+.PHONY: installcheck-tap
+installcheck-tap:
+	$(prove_installcheck)
 installcheck-isolation:
 	@mkdir -p results
 	$(if $(ISOLATION),$(pg_isolation_regress_installcheck) $(ISOLATION_OPTS) $(ISOLATION),@echo "no isolation specs")

@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""test/lint/sql_sources.py — static checks of shardid's SQL sources.
+
+  sql_sources.py objects     every SQL object is defined in one source file
+                             and that file has its COMMENT ON
+  sql_sources.py reference   docs/reference.md has an entry for every
+                             function, procedure, view, GUC and SQLSTATE, and
+                             each entry quotes the object's COMMENT verbatim
+  sql_sources.py skeleton    prints the reference entries the sources call for
+                             (a start for a new object's entry)
+
+The sources are sql/{functions,views,tables,types,checks,updates,install}/*.sql;
+sql/shardid--*.sql are released (frozen) or built from those, and sql/*.sql
+are pg_regress tests. Exits 1 and prints one line per problem.
+"""
+import glob
+import os
+import re
+import sys
+
+TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
+SOURCE_DIRS = ['functions', 'views', 'tables', 'types', 'checks', 'updates', 'install']
+DEFINITION = re.compile(
+    r'^\s*CREATE\s+(?:OR\s+REPLACE\s+)?'
+    r'(FUNCTION|PROCEDURE|VIEW|TABLE|SEQUENCE|TYPE|TRIGGER|INDEX)\s+'
+    r'(?:IF\s+NOT\s+EXISTS\s+)?([\w.]+)', re.I | re.M)
+COMMENT = re.compile(
+    r"^\s*COMMENT\s+ON\s+(FUNCTION|PROCEDURE|VIEW|TABLE|SEQUENCE|TYPE)\s+([\w.]+)[^']*?IS\s*\n?\s*'((?:[^']|'')*)'",
+    re.I | re.M)
+COMMENTED_KINDS = {'FUNCTION', 'PROCEDURE', 'VIEW', 'TABLE', 'SEQUENCE', 'TYPE'}
+
+
+def strip_sql_comments(text):
+    """Drops -- comments outside string literals and dollar quotes."""
+    out, i, n, tag = [], 0, len(text), None
+    while i < n:
+        if tag:
+            j = text.find(tag, i)
+            j = n if j < 0 else j + len(tag)
+            out.append(text[i:j]); i = j; tag = None
+            continue
+        m = re.compile(r"--[^\n]*|'(?:[^']|'')*'|\$[A-Za-z_]*\$").match(text, i)
+        if m and m.group(0).startswith('--'):
+            i = m.end()
+        elif m and m.group(0).startswith('$'):
+            tag = m.group(0); out.append(tag); i = m.end()
+        elif m:
+            out.append(m.group(0)); i = m.end()
+        else:
+            out.append(text[i]); i += 1
+    return ''.join(out)
+
+
+def top_level(text):
+    """The text outside dollar-quoted bodies (so a body's CREATE TABLE is not a definition)."""
+    return re.sub(r'(\$[A-Za-z_]*\$).*?\1', ' ', text, flags=re.S)
+
+
+def sources():
+    for d in SOURCE_DIRS:
+        for path in sorted(glob.glob(os.path.join(TOP, 'sql', d, '*.sql'))):
+            yield os.path.relpath(path, TOP), strip_sql_comments(open(path, encoding='utf-8').read())
+
+
+def objects():
+    """{(kind, name): [files]} and {(kind, name): comment} over every source."""
+    defined, comments = {}, {}
+    for rel, text in sources():
+        for kind, name in DEFINITION.findall(top_level(text)):
+            kind = kind.upper()
+            if kind == 'TRIGGER':
+                table = re.search(r'TRIGGER\s+%s\b.*?\bON\s+([\w.]+)' % re.escape(name), text, re.S | re.I)
+                name = '%s on %s' % (name, table.group(1) if table else '?')
+            defined.setdefault((kind, name), []).append(rel)
+        for kind, name, body in COMMENT.findall(text):
+            comments[(kind.upper(), name)] = body.replace("''", "'")
+    return defined, comments
+
+
+def check_objects():
+    defined, comments = objects()
+    problems = []
+    for (kind, name), files in sorted(defined.items()):
+        # an upgrade may re-create by \ir only; a definition written in
+        # two files is a copy that will drift
+        if len(set(files)) > 1:
+            problems.append('%s %s is defined in %s' % (kind.lower(), name, ', '.join(sorted(set(files)))))
+        if kind in COMMENTED_KINDS and (kind, name) not in comments and not files[0].startswith('sql/updates/'):
+            problems.append('%s %s (%s) has no COMMENT ON' % (kind.lower(), name, files[0]))
+    return problems, len(defined)
+
+
+def gucs():
+    """{name: short description} of DefineCustom*Variable calls in src/pg."""
+    out = {}
+    for path in glob.glob(os.path.join(TOP, 'src', 'pg', '*.cpp')):
+        text = open(path, encoding='utf-8').read()
+        for name, desc in re.findall(r'DefineCustom\w+Variable\(\s*"([\w.]+)",\s*"((?:[^"\\]|\\.)*)"', text):
+            out[name] = desc
+    return out
+
+
+def sqlstates():
+    """Condition names raised by the SQL sources and 5-character SQLSTATEs raised by the glue."""
+    names = set()
+    for _, text in sources():
+        names.update(re.findall(r"ERRCODE\s*=\s*'([a-z_0-9]+)'", text))
+    codes = set()
+    macros = set()
+    for path in glob.glob(os.path.join(TOP, 'src', 'pg', '*.cpp')):
+        macros.update(re.findall(r'errcode\((ERRCODE_[A-Z_]+)\)', open(path, encoding='utf-8').read()))
+    header = None
+    for cand in sorted(glob.glob('/usr/include/postgresql/*/server/utils/errcodes.h')):
+        header = cand
+    if header:
+        table = dict((m, ''.join(c)) for m, *c in re.findall(
+            r"#define (ERRCODE_\w+) MAKE_SQLSTATE\('(.)','(.)','(.)','(.)','(.)'\)", open(header).read()))
+        codes = {table[m] for m in macros if m in table}
+    return names, codes
+
+
+def reference_entries():
+    """What docs/reference.md must hold: (title, needle) pairs."""
+    defined, comments = objects()
+    need = []
+    for (kind, name), files in sorted(defined.items()):
+        if kind not in ('FUNCTION', 'PROCEDURE', 'VIEW'):
+            continue
+        comment = comments.get((kind, name))
+        need.append((kind.lower(), name, comment))
+    return need
+
+
+def check_reference():
+    path = os.path.join(TOP, 'docs', 'reference.md')
+    if not os.path.exists(path):
+        return ['docs/reference.md is missing'], 0
+    doc = open(path, encoding='utf-8').read()
+    lines = doc.split('\n')
+    problems, count = [], 0
+    for kind, name, comment in reference_entries():
+        count += 1
+        short = name.split('.', 1)[1]
+        # an entry: a heading naming the object (### `shardid.name(...)`) or,
+        # for internal functions, a table row | `_name(...)` | ... |
+        where = [i for i, l in enumerate(lines)
+                 if (l.startswith('#') or l.startswith('|')) and re.search(r'`(?:shardid\.)?%s\b' % re.escape(short), l)]
+        if not where:
+            problems.append('docs/reference.md has no entry for %s %s' % (kind, name))
+            continue
+        if comment is None:
+            continue
+        # the entry quotes the COMMENT: on its table row, or in the lines
+        # after its heading up to the next heading
+        ok = False
+        for i in where:
+            if lines[i].startswith('|'):
+                ok = ok or comment in lines[i]
+            else:
+                j = i + 1
+                while j < len(lines) and not lines[j].startswith('#'):
+                    if lines[j].startswith('>') and lines[j].lstrip('> ').strip() == comment:
+                        ok = True
+                    j += 1
+        if not ok:
+            problems.append('docs/reference.md: the entry of %s %s does not quote its COMMENT: %s' % (kind, name, comment))
+    for name, desc in sorted(gucs().items()):
+        count += 1
+        if not re.search(r'^#+ `%s`' % re.escape(name), doc, re.M):
+            problems.append('docs/reference.md has no entry for setting %s' % name)
+        elif desc not in doc:
+            problems.append('docs/reference.md: setting %s does not quote its description: %s' % (name, desc))
+    names, codes = sqlstates()
+    for n in sorted(names):
+        count += 1
+        if not re.search(r'\b%s\b' % re.escape(n), doc):
+            problems.append('docs/reference.md does not list SQLSTATE condition %s' % n)
+    for c in sorted(codes):
+        count += 1
+        if '`%s`' % c not in doc:
+            problems.append('docs/reference.md does not list SQLSTATE %s' % c)
+    return problems, count
+
+
+def skeleton():
+    for kind, name, comment in reference_entries():
+        print('### `%s`\n\n> %s\n' % (name, comment))
+    for name, desc in sorted(gucs().items()):
+        print('### `%s`\n\n> %s\n' % (name, desc))
+    names, codes = sqlstates()
+    print('SQLSTATE conditions:', ' '.join(sorted(names)))
+    print('SQLSTATE codes (C):', ' '.join(sorted(codes)))
+
+
+def main():
+    what = sys.argv[1] if len(sys.argv) > 1 else ''
+    if what == 'skeleton':
+        skeleton()
+        return 0
+    if what == 'objects':
+        problems, n = check_objects()
+        label = '%d SQL objects, each defined once, with its COMMENT' % n
+    elif what == 'reference':
+        problems, n = check_reference()
+        label = '%d functions, views, settings and SQLSTATEs in docs/reference.md' % n
+    else:
+        print('usage: sql_sources.py objects|reference|skeleton', file=sys.stderr)
+        return 2
+    for p in problems:
+        print(p)
+    print('%s: %s' % ('ok' if not problems else 'FAILED', label))
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
