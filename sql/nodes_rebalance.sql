@@ -195,6 +195,7 @@ SELECT * FROM dblink('other', $$SELECT pg_advisory_lock(hashtext('shardid-rebala
 CALL shardid.rebalance('by_count');
 \set VERBOSITY default
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT * FROM dblink('other', $$SELECT pg_advisory_unlock(hashtext('shardid-rebalance'), 0)::text$$) AS t(unlocked text);
 SELECT dblink_disconnect('other');
 -- Nothing to move (every shard excluded), or no move allowed.
 CALL shardid.rebalance('by_count', excluded_shards => '{0,1,2,3}');
