@@ -179,9 +179,11 @@ SELECT p.step, p.shard, p.source, p.target, p.bytes = s.bytes AS measured
   FROM shardid.rebalance_plan() AS p JOIN shardid.shard_sizes() AS s USING (shard);
 SELECT step, shard, source, target, bytes IS NULL AS no_bytes FROM shardid.rebalance_plan('by_count');
 
--- CALL rebalance(): the move options are move_shard()'s, with its defaults.
+-- CALL rebalance(): the move options are move_shard()'s, with its defaults
+-- (but offline: an offline move needs a client to copy its rows).
 SELECT substring(pg_get_function_arguments('shardid.rebalance'::regproc) FROM 'drop_old.*')
-     = substring(pg_get_function_arguments('shardid.move_shard'::regproc) FROM 'drop_old.*') AS same_move_options;
+     = replace(substring(pg_get_function_arguments('shardid.move_shard'::regproc) FROM 'drop_old.*'),
+               'IN offline boolean DEFAULT false, ', '') AS same_move_options;
 CALL shardid.rebalance('by_disk_size');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 BEGIN;
@@ -201,6 +203,16 @@ SELECT dblink_disconnect('other');
 CALL shardid.rebalance('by_count', excluded_shards => '{0,1,2,3}');
 CALL shardid.rebalance('by_count', max_moves => 0);
 SELECT count(*) AS rebalance_locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+-- An offline move left in progress needs its client: refused, with a hint.
+INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
+VALUES (2, 'one', 'two', 'shard_0002', 'offline', 'frozen');
+CALL shardid.rebalance('by_count');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- A move is counted only when done: no move row left, placed on its target.
+SELECT shardid._check_move_done(2, 'two');
+DELETE FROM shardid.shard_moves;
+SELECT shardid._check_move_done(2, 'two');
+SELECT shardid._check_move_done(2, 'one');
 -- The first move fails: the notice names it, the error is raised, the
 -- placement is unchanged; the session keeps the lock until a rebalance
 -- in it ends.

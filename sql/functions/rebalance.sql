@@ -2,8 +2,11 @@
 -- rebalance_plan() one at a time with CALL shardid.move_shard(), committing
 -- after each, and stops at the first failure by raising it. Calling it again
 -- goes on from where it stopped: a move left in progress (a row of
--- shardid.shard_moves) is resumed first, with its own mode (a move being
--- rolled back is rolled back to the end, and counts as no move).
+-- shardid.shard_moves, e.g. after its session was terminated) is resumed
+-- first; one being rolled back is rolled back to the end (abort_move(), no
+-- move counted). Moves are online: an offline move copies its rows from a
+-- client (bin/shardid-move-shard --offline, which bin/shardid-rebalance
+-- --offline runs), so one left in progress is refused here with a hint.
 --
 -- It re-plans before every move (rebalance_plan(strategy, 1, ...), the
 -- shards it has moved excluded, so none moves twice in one call) rather than
@@ -20,8 +23,10 @@
 -- ends: after a failure it stays with the session until then, or until
 -- rebalance() is called again in it).
 --
--- The move options (drop_old ... node_timeout) are passed to every
--- move_shard() call and have its defaults (a regression test compares them).
+-- The move options (drop_old, lock_timeout ... node_timeout) are passed to
+-- every move_shard() call and have its defaults (a regression test compares
+-- them). After each call the move must be done: its row gone, the shard
+-- placed on the target; anything else stops the rebalance.
 -- No SET search_path: PostgreSQL refuses COMMIT in a procedure that has
 -- one, so every name and operator here is schema-qualified.
 CREATE OR REPLACE PROCEDURE shardid.rebalance(
@@ -29,7 +34,6 @@ CREATE OR REPLACE PROCEDURE shardid.rebalance(
     max_moves integer DEFAULT NULL,
     excluded_shards integer[] DEFAULT '{}',
     drop_old boolean DEFAULT false,
-    offline boolean DEFAULT false,
     lock_timeout interval DEFAULT '10 s',
     cutover_timeout interval DEFAULT '30 s',
     catchup_timeout interval DEFAULT '1 day',
@@ -74,13 +78,21 @@ BEGIN
         IF left_over.phase OPERATOR(pg_catalog.=) 'aborting' THEN
             RAISE NOTICE 'finishing the rollback of the move of shard % to node "%"', left_over.shard, left_over.target;
             CALL shardid.abort_move(left_over.shard);
+        ELSIF left_over.mode OPERATOR(pg_catalog.=) 'offline' THEN
+            PERFORM pg_catalog.pg_advisory_unlock(lock_key, 0);
+            RAISE EXCEPTION 'the offline move of shard % to node "%" is in progress (phase %)',
+                            left_over.shard, left_over.target, left_over.phase
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'An offline move copies the shard''s rows from a client; rebalance() cannot finish it.',
+                      HINT = pg_catalog.format('Finish it with bin/shardid-move-shard --shard %s --to %s --offline, or roll it back with CALL shardid.abort_move(%s);',
+                                               left_over.shard, left_over.target, left_over.shard);
         ELSE
             EXIT WHEN max_moves IS NOT NULL AND made OPERATOR(pg_catalog.>=) max_moves;
             RAISE NOTICE 'resuming the move of shard % to node "%" (phase %)', left_over.shard, left_over.target, left_over.phase;
             CALL shardid.move_shard(left_over.shard, left_over.target, drop_old => drop_old,
-                                    offline => left_over.mode OPERATOR(pg_catalog.=) 'offline',
                                     lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
                                     catchup_timeout => catchup_timeout, node_timeout => node_timeout);
+            PERFORM shardid._check_move_done(left_over.shard, left_over.target);
             made := made OPERATOR(pg_catalog.+) 1;
             moved := moved OPERATOR(pg_catalog.||) left_over.shard;
         END IF;
@@ -100,9 +112,10 @@ BEGIN
         RAISE NOTICE 'moving shard % from node "%" to node "%"%', next_move.shard, next_move.source, next_move.target,
             CASE WHEN next_move.bytes IS NULL THEN ''
                  ELSE pg_catalog.format(' (%s)', pg_catalog.pg_size_pretty(next_move.bytes)) END;
-        CALL shardid.move_shard(next_move.shard, next_move.target, drop_old => drop_old, offline => offline,
+        CALL shardid.move_shard(next_move.shard, next_move.target, drop_old => drop_old,
                                 lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
                                 catchup_timeout => catchup_timeout, node_timeout => node_timeout);
+        PERFORM shardid._check_move_done(next_move.shard, next_move.target);
         made := made OPERATOR(pg_catalog.+) 1;
         moved := moved OPERATOR(pg_catalog.||) next_move.shard;
         COMMIT;
@@ -117,7 +130,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON PROCEDURE shardid.rebalance(text, integer, integer[], boolean, boolean, interval, interval, interval, interval) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE shardid.rebalance(text, integer, integer[], boolean, interval, interval, interval, interval) FROM PUBLIC;
 
-COMMENT ON PROCEDURE shardid.rebalance(text, integer, integer[], boolean, boolean, interval, interval, interval, interval) IS
+COMMENT ON PROCEDURE shardid.rebalance(text, integer, integer[], boolean, interval, interval, interval, interval) IS
     'Router: moves shards one at a time with move_shard(), re-planned by rebalance_plan() before each, committing after each, until balanced or max_moves; resumes a move left in progress first; stops at the first failure (CALL it again to go on). The move options are passed to move_shard().';

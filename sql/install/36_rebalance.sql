@@ -11,4 +11,5 @@
 \ir ../functions/_rebalance_moves.sql
 \ir ../functions/shard_sizes.sql
 \ir ../functions/rebalance_plan.sql
+\ir ../functions/_check_move_done.sql
 \ir ../functions/rebalance.sql
