@@ -76,7 +76,7 @@ BEGIN
         SELECT m.shard, m.target, m.phase, m.mode FROM shardid.shard_moves AS m ORDER BY m.shard
     LOOP
         IF left_over.phase OPERATOR(pg_catalog.=) 'aborting' THEN
-            RAISE NOTICE 'finishing the rollback of the move of shard % to node "%"', left_over.shard, left_over.target;
+            RAISE NOTICE 'rebalance: finishing the rollback of the move of shard % to node "%"', left_over.shard, left_over.target;
             CALL shardid.abort_move(left_over.shard);
         ELSIF left_over.mode OPERATOR(pg_catalog.=) 'offline' THEN
             PERFORM pg_catalog.pg_advisory_unlock(lock_key, 0);
@@ -88,7 +88,7 @@ BEGIN
                                                left_over.shard, left_over.target, left_over.shard);
         ELSE
             EXIT WHEN max_moves IS NOT NULL AND made OPERATOR(pg_catalog.>=) max_moves;
-            RAISE NOTICE 'resuming the move of shard % to node "%" (phase %)', left_over.shard, left_over.target, left_over.phase;
+            RAISE NOTICE 'rebalance: resuming the move of shard % to node "%" (phase %)', left_over.shard, left_over.target, left_over.phase;
             CALL shardid.move_shard(left_over.shard, left_over.target, drop_old => drop_old,
                                     lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
                                     catchup_timeout => catchup_timeout, node_timeout => node_timeout);
@@ -103,13 +103,13 @@ BEGIN
     LOOP
         IF max_moves IS NOT NULL AND made OPERATOR(pg_catalog.>=) max_moves THEN
             PERFORM pg_catalog.pg_advisory_unlock(lock_key, 0);
-            RAISE NOTICE 'stopped at max_moves (moves made: %): CALL rebalance() again for more', made;
+            RAISE NOTICE 'rebalance: stopped at max_moves (moves made: %): CALL rebalance() again for more', made;
             RETURN;
         END IF;
         SELECT p.shard, p.source, p.target, p.bytes INTO next_move
           FROM shardid.rebalance_plan(strategy, 1, COALESCE(excluded_shards, '{}') OPERATOR(pg_catalog.||) moved) AS p;
         EXIT WHEN NOT FOUND;
-        RAISE NOTICE 'moving shard % from node "%" to node "%"%', next_move.shard, next_move.source, next_move.target,
+        RAISE NOTICE 'rebalance: shard % from node "%" to node "%"%', next_move.shard, next_move.source, next_move.target,
             CASE WHEN next_move.bytes IS NULL THEN ''
                  ELSE pg_catalog.format(' (%s)', pg_catalog.pg_size_pretty(next_move.bytes)) END;
         CALL shardid.move_shard(next_move.shard, next_move.target, drop_old => drop_old,
@@ -123,9 +123,9 @@ BEGIN
 
     PERFORM pg_catalog.pg_advisory_unlock(lock_key, 0);
     IF made OPERATOR(pg_catalog.=) 0 THEN
-        RAISE NOTICE 'balanced: nothing to move';
+        RAISE NOTICE 'rebalance: balanced: nothing to move';
     ELSE
-        RAISE NOTICE 'balanced (moves made: %)', made;
+        RAISE NOTICE 'rebalance: balanced (moves made: %)', made;
     END IF;
 END
 $$;
