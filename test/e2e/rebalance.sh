@@ -126,6 +126,7 @@ by_size=$(sql "$R" <<<"SELECT string_agg(shard || ':' || source || '>' || target
 by_count=$(sql "$R" <<<"SELECT string_agg(shard || ':' || source || '>' || target, ' ' ORDER BY step) FROM shardid.rebalance_plan('by_count')")
 echo "# loads before: $(loads)"
 echo "# by_size plan:  $by_size"
+psql -X -q -d "$R" -c "SELECT * FROM shardid.rebalance_plan()" | sed 's/^/#   /'
 echo "# by_count plan: $by_count"
 expect "by_count: the four highest shards of a to c" "$by_count" "7:a>c 6:a>c 5:a>c 4:a>c"
 [[ " $by_size " != *" 0:"* ]] || fail "by_size plans to move the big shard 0: $by_size"
@@ -139,6 +140,7 @@ expect "dry run changes nothing" "$(placement)" "$before"
 # --- 2. rebalance ----------------------------------------------------------------
 spread_before=$(spread)
 out=$(sql "$R" <<<"CALL shardid.rebalance(max_moves => 1)" 2>&1) || { echo "$out"; fail "CALL shardid.rebalance(max_moves => 1) failed"; }
+sed 's/^/#   /' <<<"$out"
 first=${by_size%% *}
 expect "max_moves => 1: one move, the plan's first" "$(grep -c '^NOTICE:  rebalance: shard' <<<"$out") $(grep -o 'rebalance: shard [0-9]* from node "[a-z]*" to node "[a-z]*"' <<<"$out")" \
 	"1 rebalance: shard ${first%%:*} from node \"a\" to node \"${first##*>}\""
