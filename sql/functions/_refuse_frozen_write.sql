@@ -1,16 +1,23 @@
 -- On the source node during a move's cut-over: writes to the shard fail
--- at once with 25006 (retry), instead of waiting behind a lock.
+-- at once with 25006 (retry), instead of waiting behind a lock. A lease
+-- freeze (third argument 'lease') lapses when the session that froze the
+-- shard holds its advisory lock no more: the write goes through then (see
+-- freeze_shard_tables).
 CREATE OR REPLACE FUNCTION shardid._refuse_frozen_write() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    IF TG_NARGS >= 3 AND TG_ARGV[2] = 'lease'
+       AND pg_try_advisory_xact_lock_shared(1936222564, TG_ARGV[0]::integer) THEN
+        RETURN NULL;
+    END IF;
     RAISE EXCEPTION 'shard % is being moved to node %: %.% refuses writes for the cut-over', TG_ARGV[0], TG_ARGV[1],
-            pg_catalog.quote_ident(TG_TABLE_SCHEMA), pg_catalog.quote_ident(TG_TABLE_NAME)
+            quote_ident(TG_TABLE_SCHEMA), quote_ident(TG_TABLE_NAME)
         USING ERRCODE = 'read_only_sql_transaction',
               HINT = 'Retry in a new transaction: the move finishes within seconds.';
 END
 $$;
 
 COMMENT ON FUNCTION shardid._refuse_frozen_write() IS
-    'Trigger on the tables of a shard during a move''s cut-over: refuses writes at once (25006, retry).';
+    'Trigger on the tables of a shard during a move''s cut-over: refuses writes at once (25006, retry); a lease freeze lapses with the session that froze the shard.';

@@ -1,7 +1,18 @@
 -- Node, move cut-over: every table of the shard's schema gets the trigger
--- shardid_move_frozen, which refuses writes. Waits for writes in flight
--- (the caller sets lock_timeout). Returns the number of tables.
-CREATE OR REPLACE FUNCTION shardid.freeze_shard_tables(schema_name name, shard integer, target text) RETURNS integer
+-- shardid_move_frozen, which refuses writes (25006, at once). Waits for
+-- writes in flight (the caller sets lock_timeout). Returns the number of
+-- tables.
+--
+-- lease: the freeze holds only while this session holds the advisory lock
+-- (1936222564, shard), which it takes here (lock_not_available if writers
+-- or another session hold it): if the session that froze the shard ends
+-- (the mover was killed, the router or this node restarted) writes go
+-- through again, since nothing is routed elsewhere before the freeze is
+-- made permanent. Without lease (or called again without it) the freeze
+-- is permanent until thaw_shard_tables(): what a move sets just before it
+-- repoints the router, and what an offline move and a manual freeze use.
+CREATE OR REPLACE FUNCTION shardid.freeze_shard_tables(schema_name name, shard integer, target text, lease boolean DEFAULT false)
+    RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -9,23 +20,27 @@ DECLARE
     t record;
     n integer := 0;
 BEGIN
-    FOR t IN SELECT c.oid, c.relname FROM pg_catalog.pg_class AS c
-              WHERE c.relnamespace OPERATOR(pg_catalog.=)
-                    (SELECT x.oid FROM pg_catalog.pg_namespace AS x WHERE x.nspname OPERATOR(pg_catalog.=) freeze_shard_tables.schema_name)
-                AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])
+    IF lease AND NOT EXISTS (SELECT FROM pg_locks AS l
+                              WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.granted
+                                AND l.classid = 1936222564::oid AND l.objid = shard::oid AND l.objsubid = 2
+                                AND l.mode = 'ExclusiveLock') THEN
+        -- waits (lock_timeout) for writers that passed a lapsed lease freeze
+        PERFORM pg_advisory_lock(1936222564, shard);
+    END IF;
+    FOR t IN SELECT c.relname FROM pg_class AS c
+              WHERE c.relnamespace = (SELECT x.oid FROM pg_namespace AS x WHERE x.nspname = freeze_shard_tables.schema_name)
+                AND c.relkind IN ('r', 'p')
               ORDER BY c.relname LOOP
-        n := n OPERATOR(pg_catalog.+) 1;
-        CONTINUE WHEN EXISTS (SELECT FROM pg_catalog.pg_trigger AS g
-                               WHERE g.tgrelid OPERATOR(pg_catalog.=) t.oid AND g.tgname OPERATOR(pg_catalog.=) 'shardid_move_frozen');
-        EXECUTE pg_catalog.format('CREATE TRIGGER shardid_move_frozen BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
-                                   FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_frozen_write(%L, %L)',
-                                  schema_name, t.relname, shard, target);
+        n := n + 1;
+        EXECUTE format('CREATE OR REPLACE TRIGGER shardid_move_frozen BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
+                        FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_frozen_write(%L, %L, %L)',
+                       schema_name, t.relname, shard, target, CASE WHEN lease THEN 'lease' ELSE 'permanent' END);
     END LOOP;
     RETURN n;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid.freeze_shard_tables(name, integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.freeze_shard_tables(name, integer, text, boolean) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid.freeze_shard_tables(name, integer, text) IS
-    'Node, move cut-over: puts trigger shardid_move_frozen on every table of the schema (writes fail with 25006); returns the number of tables.';
+COMMENT ON FUNCTION shardid.freeze_shard_tables(name, integer, text, boolean) IS
+    'Node, move cut-over: puts trigger shardid_move_frozen on every table of the schema (writes fail with 25006), held by this session''s advisory lock if lease, else permanent; returns the number of tables.';

@@ -1,5 +1,25 @@
 -- Router: moves one logical shard to another node while it takes writes
--- (see docs/moves.md). Interface first; the body follows.
+-- (docs/moves.md). The move is a row of shardid.shard_moves whose phase
+-- commits as it advances (schema, copy, frozen, caught_up, repointed), the
+-- nodes driven over dblink (CREATE EXTENSION dblink here). CALL it again
+-- after any interruption to resume from the phase reached. A failure or a
+-- cancel (pg_cancel_backend) before the router points at the target rolls
+-- the move back (_move_rollback), the source writable first; after it,
+-- CALL again to finish. pg_terminate_backend of the session, or its end,
+-- leaves the phase for the next CALL or abort_move(): the shard's
+-- advisory lock and the source's freeze lease go with the session.
+-- One session per shard (the advisory lock). Writes to the shard are
+-- refused (25006) only during the cut-over.
+--   drop_old: drop the old copy instead of keeping it renamed
+--   offline: for a source without wal_level = logical; the shard is frozen
+--     while its rows are copied, by bin/shardid-move-shard --offline
+--   lock_timeout: how long the freeze and the retirement may keep trying
+--     to lock the shard's tables (300 ms at a time)
+--   cutover_timeout: how long the frozen shard waits for the target
+--   catchup_timeout: how long the copy may take
+--   node_timeout: how long a node may be unreachable during the copy
+-- A procedure that commits cannot pin search_path with SET: every name
+-- below is schema-qualified, and the work is done by functions that pin it.
 CREATE OR REPLACE PROCEDURE shardid.move_shard(
     shard integer,
     to_node text,
@@ -11,12 +31,131 @@ CREATE OR REPLACE PROCEDURE shardid.move_shard(
     node_timeout interval DEFAULT '30 s')
     LANGUAGE plpgsql
 AS $$
+DECLARE
+    m        shardid.shard_moves;
+    last     shardid.shard_moves;
+    phase    text;
+    state    jsonb := '{}';
+    steps    jsonb;
+    old      text;
+    outcome  text;
+    t_start  timestamptz := pg_catalog.clock_timestamp();
+    e_state  text;
+    e_msg    text;
+    e_detail text;
+    e_hint   text;
 BEGIN
-    RAISE EXCEPTION 'shardid.move_shard() is not implemented yet' USING ERRCODE = 'feature_not_supported';
+    PERFORM shardid._move_lock(shard, 'shardid.move_shard()');
+    BEGIN
+        IF offline IS NULL OR drop_old IS NULL OR lock_timeout IS NULL OR cutover_timeout IS NULL
+           OR catchup_timeout IS NULL OR node_timeout IS NULL THEN
+            RAISE EXCEPTION 'move_shard() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+        m := shardid._move_prepare(shard, to_node, offline);
+        phase := m.phase;
+        last := m;
+    EXCEPTION WHEN query_canceled OR OTHERS THEN
+        GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
+                                e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
+    END;
+    IF e_state IS NOT NULL THEN
+        PERFORM shardid._move_unlock(shard);
+        PERFORM shardid._raise(e_state, e_msg, e_detail, e_hint);
+    END IF;
+    COMMIT;
+
+    IF phase OPERATOR(pg_catalog.=) 'aborting' THEN
+        CALL shardid._move_rollback(shard, outcome);
+        PERFORM shardid._move_unlock(shard);
+        PERFORM shardid._raise('55000',
+            pg_catalog.format('a rollback of the move of shard %s was interrupted; %s', shard,
+                              CASE WHEN outcome OPERATOR(pg_catalog.=) 'rolled back' THEN 'it is finished now: the shard stays where it was'
+                                   ELSE 'it is still not complete: ' OPERATOR(pg_catalog.||) outcome END),
+            NULL, pg_catalog.format('CALL shardid.move_shard(%s, %L); again to move it.', shard, to_node));
+    END IF;
+
+    WHILE phase IS NOT NULL LOOP
+        BEGIN
+            CASE phase
+                WHEN 'schema' THEN
+                    PERFORM shardid._move_pause(shard, 'schema');
+                    PERFORM shardid._move_schema(shard);
+                WHEN 'copy' THEN
+                    state := shardid._move_copy(shard, catchup_timeout, node_timeout, state);
+                WHEN 'frozen' THEN
+                    steps := shardid._move_cutover(shard, lock_timeout, cutover_timeout);
+                WHEN 'caught_up' THEN
+                    PERFORM shardid._move_pause(shard, 'caught_up');
+                    PERFORM shardid._move_repoint(shard);
+                WHEN 'repointed' THEN
+                    PERFORM shardid._move_pause(shard, 'repointed');
+                    old := shardid._move_finish(shard, drop_old, lock_timeout);
+                ELSE
+                    RAISE EXCEPTION 'move of shard % in unexpected phase %', shard, phase USING ERRCODE = 'internal_error';
+            END CASE;
+            phase := NULL;
+            SELECT x.* INTO m FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) move_shard.shard;
+            IF FOUND THEN
+                phase := m.phase;
+                last := m;
+            END IF;
+        EXCEPTION WHEN query_canceled OR OTHERS THEN
+            GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
+                                    e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
+        END;
+        EXIT WHEN e_state IS NOT NULL;
+        COMMIT;
+        -- offline: the rows are to be copied by the caller, then CALL again
+        EXIT WHEN steps OPERATOR(pg_catalog.?) 'waiting';
+    END LOOP;
+
+    IF e_state IS NOT NULL THEN
+        PERFORM shardid._move_disconnect();
+        BEGIN
+            UPDATE shardid.shard_moves AS x SET last_error = e_msg, updated_at = pg_catalog.clock_timestamp()
+             WHERE x.shard OPERATOR(pg_catalog.=) move_shard.shard
+            RETURNING x.phase INTO phase;
+        EXCEPTION WHEN query_canceled OR OTHERS THEN
+            NULL;
+        END;
+        COMMIT;
+        IF phase OPERATOR(pg_catalog.=) 'repointed' THEN
+            e_hint := pg_catalog.format('The shard is served by node "%s"; its old copy is not retired yet. CALL shardid.move_shard(%s, %L); again to finish.',
+                                        last.target, shard, last.target);
+        ELSIF phase IS NOT NULL THEN
+            CALL shardid._move_rollback(shard, outcome);
+            e_detail := pg_catalog.concat_ws(E'\n', NULLIF(e_detail, ''),
+                CASE outcome WHEN 'rolled back' THEN 'The move was rolled back: the shard stays where it was, writable.'
+                             WHEN 'repointed' THEN NULL
+                             ELSE 'The rollback is not complete (' OPERATOR(pg_catalog.||) outcome OPERATOR(pg_catalog.||)
+                                  pg_catalog.format('): the shard is writable where it was unless its node is down. CALL shardid.abort_move(%s); to finish it.', shard) END);
+            IF outcome OPERATOR(pg_catalog.=) 'repointed' THEN
+                e_hint := pg_catalog.format('The shard is served by node "%s" already. CALL shardid.move_shard(%s, %L); again to finish.',
+                                            last.target, shard, last.target);
+            END IF;
+        END IF;
+        PERFORM shardid._move_unlock(shard);
+        PERFORM shardid._raise(e_state, e_msg, e_detail, e_hint);
+    END IF;
+
+    PERFORM shardid._move_unlock(shard);
+    IF steps OPERATOR(pg_catalog.?) 'waiting' THEN
+        RAISE NOTICE 'shard % is frozen on "%" for an offline move: copy its rows to "%", then CALL this again', shard, last.source, last.target
+            USING DETAIL = pg_catalog.format('Row counts on "%s": %s; on "%s": %s.', last.source, steps OPERATOR(pg_catalog.->) 'source',
+                                             last.target, steps OPERATOR(pg_catalog.->) 'target'),
+                  HINT = 'bin/shardid-move-shard --offline does it (pg_dump --data-only --disable-triggers).';
+        RETURN;
+    END IF;
+    RAISE NOTICE 'moved shard % from "%" to "%" in % ms%; old copy %', shard, last.source, last.target,
+        pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) t_start) OPERATOR(pg_catalog.*) 1000),
+        CASE WHEN last.repointed_at IS NOT NULL AND last.frozen_at IS NOT NULL
+             THEN pg_catalog.format('; writes refused for %s ms', pg_catalog.round(pg_catalog.date_part('epoch', last.repointed_at OPERATOR(pg_catalog.-) last.frozen_at) OPERATOR(pg_catalog.*) 1000))
+             ELSE '' END,
+        COALESCE(old, 'retired');
 END
 $$;
 
 REVOKE ALL ON PROCEDURE shardid.move_shard(integer, text, boolean, boolean, interval, interval, interval, interval) FROM PUBLIC;
 
 COMMENT ON PROCEDURE shardid.move_shard(integer, text, boolean, boolean, interval, interval, interval, interval) IS
-    'Router: moves a shard to another node online (CALL it again to resume an interrupted move).';
+    'Router: moves a shard to another node while it takes writes (refused only during the cut-over); CALL again to resume an interrupted move; a failure or cancel before the repoint rolls it back.';

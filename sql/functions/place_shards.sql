@@ -34,7 +34,7 @@ BEGIN
         RAISE EXCEPTION 'shard % is already placed on node "%"', other.shard, other.node
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = pg_catalog.format('No shard of %s .. %s was placed.', first, last),
-                  HINT = 'Move a placed shard with bin/shardid-move-shard, which copies its data.';
+                  HINT = 'Move a placed shard with CALL shardid.move_shard(), which copies its data.';
     END IF;
     INSERT INTO shardid.shard_placement (shard, node)
     SELECT g, place_shards.node FROM pg_catalog.generate_series(first, last) AS g

@@ -15,7 +15,7 @@ BEGIN
     IF held OPERATOR(pg_catalog.>) 0 THEN
         RAISE EXCEPTION 'node "%" still holds shards (%)', name, held
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Move them to other nodes first (bin/shardid-move-shard).';
+                  HINT = 'Move them to other nodes first (CALL shardid.move_shard()).';
     END IF;
     DELETE FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) remove_node.name;
 END

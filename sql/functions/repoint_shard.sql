@@ -23,13 +23,13 @@ BEGIN
         RAISE EXCEPTION 'shard % is being moved to node "%" (phase %)', shard, m.target, m.phase
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Only a move that has caught up on its target may be repointed, to that target.',
-                  HINT = 'Resume the move with bin/shardid-move-shard, or abort it with --abort.';
+                  HINT = pg_catalog.format('CALL shardid.move_shard(%s, %L); resumes it, CALL shardid.abort_move(%s); rolls it back.', shard, m.target, shard);
     END IF;
     IF m.shard IS NULL AND NOT p.frozen THEN
         RAISE EXCEPTION 'shard % is not frozen', shard
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Repointing a shard that takes writes would lose the writes made during the copy.',
-                  HINT = 'Use bin/shardid-move-shard, which freezes, copies, checks and repoints.';
+                  HINT = 'Use CALL shardid.move_shard(), which freezes, copies, checks and repoints.';
     END IF;
     UPDATE shardid.shard_placement AS x
        SET node = repoint_shard.node, frozen = false, placed_at = pg_catalog.now()

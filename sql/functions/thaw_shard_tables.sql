@@ -1,5 +1,5 @@
--- Node: undoes freeze_shard_tables() (abort of a move). Returns the number
--- of triggers dropped.
+-- Node: undoes freeze_shard_tables() (abort of a move), and releases a
+-- freeze lease this session holds. Returns the number of triggers dropped.
 CREATE OR REPLACE FUNCTION shardid.thaw_shard_tables(schema_name name) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -8,14 +8,17 @@ DECLARE
     t record;
     n integer := 0;
 BEGIN
-    FOR t IN SELECT c.relname FROM pg_catalog.pg_class AS c
-               JOIN pg_catalog.pg_trigger AS g ON g.tgrelid OPERATOR(pg_catalog.=) c.oid
-              WHERE c.relnamespace OPERATOR(pg_catalog.=)
-                    (SELECT x.oid FROM pg_catalog.pg_namespace AS x WHERE x.nspname OPERATOR(pg_catalog.=) thaw_shard_tables.schema_name)
-                AND g.tgname OPERATOR(pg_catalog.=) 'shardid_move_frozen' LOOP
-        EXECUTE pg_catalog.format('DROP TRIGGER shardid_move_frozen ON %I.%I', schema_name, t.relname);
-        n := n OPERATOR(pg_catalog.+) 1;
+    FOR t IN SELECT c.relname FROM pg_class AS c
+               JOIN pg_trigger AS g ON g.tgrelid = c.oid
+              WHERE c.relnamespace = (SELECT x.oid FROM pg_namespace AS x WHERE x.nspname = thaw_shard_tables.schema_name)
+                AND g.tgname = 'shardid_move_frozen' LOOP
+        EXECUTE format('DROP TRIGGER shardid_move_frozen ON %I.%I', schema_name, t.relname);
+        n := n + 1;
     END LOOP;
+    PERFORM pg_advisory_unlock(1936222564, l.objid::integer)
+       FROM pg_locks AS l
+      WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.granted
+        AND l.classid = 1936222564::oid AND l.objsubid = 2 AND l.mode = 'ExclusiveLock';
     RETURN n;
 END
 $$;
@@ -23,4 +26,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid.thaw_shard_tables(name) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.thaw_shard_tables(name) IS
-    'Node: drops the shardid_move_frozen triggers of a schema (abort of a move); returns how many.';
+    'Node: drops the shardid_move_frozen triggers of a schema (abort of a move) and releases this session''s freeze lease; returns how many triggers.';

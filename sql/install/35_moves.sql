@@ -1,3 +1,66 @@
--- shardid install script, part 35: shard moves as SQL on the router.
+-- shardid install script, part 35: shard moves, as SQL on the router.
+--
+-- CALL shardid.move_shard(shard, node) moves a logical shard to another
+-- node while it takes writes; the router drives both nodes over dblink
+-- (asked for when a move starts, not required by the extension). The state
+-- is the row of shardid.shard_moves, committed per phase, so any
+-- interruption resumes (CALL again) or rolls back (abort_move). One
+-- session per shard: a session-level advisory lock on the router. The
+-- nodes' side is shardid functions too (the _move_* functions below,
+-- freeze_shard_tables, retire_shard), so every node needs this version.
+--
+-- Who runs what: the router's session connects to the nodes as the node
+-- connect strings say (a superuser; passwords from ~/.pgpass), and runs
+-- only shardid's functions there; the rows are copied by the target's
+-- subscription, which applies them as the tables' owners (16+), or on 15
+-- as a role made for the move with DML rights only: never as a superuser.
+
+-- both sides
+\ir ../functions/_raise.sql
+\ir ../functions/_acl_words.sql
+\ir ../functions/_acl_items.sql
+\ir ../functions/_apply_acl.sql
+\ir ../functions/_shard_definition.sql
+-- data nodes
+\ir ../functions/_move_source_facts.sql
+\ir ../functions/_create_shard_copy.sql
+\ir ../functions/_move_freeze.sql
+\ir ../functions/_move_seal.sql
+\ir ../functions/_move_raise_generators.sql
+\ir ../functions/_move_row_counts.sql
+\ir ../functions/_move_publish.sql
+\ir ../functions/_move_create_slot.sql
+\ir ../functions/_move_slot_status.sql
+\ir ../functions/_move_unpublish.sql
+\ir ../functions/_move_subscribe.sql
+\ir ../functions/_move_copy_progress.sql
+\ir ../functions/_move_unsubscribe.sql
+\ir ../functions/_move_drop_copy.sql
+\ir ../functions/_move_retire.sql
+-- router
+\ir ../views/move_progress.sql
+\ir ../functions/_dblink_schema.sql
+\ir ../functions/_node_close.sql
+\ir ../functions/_node_connect.sql
+\ir ../functions/_node_ensure.sql
+\ir ../functions/_node_send.sql
+\ir ../functions/_node_wait.sql
+\ir ../functions/_node.sql
+\ir ../functions/_node_alive.sql
+\ir ../functions/_node_unreachable.sql
+\ir ../functions/_definition_diff.sql
+\ir ../functions/_move_name.sql
+\ir ../functions/_move_pause.sql
+\ir ../functions/_move_disconnect.sql
+\ir ../functions/_move_lock.sql
+\ir ../functions/_move_unlock.sql
+\ir ../functions/_move_lock_tables.sql
+\ir ../functions/_move_prepare.sql
+\ir ../functions/_move_schema.sql
+\ir ../functions/_move_copy.sql
+\ir ../functions/_move_cutover.sql
+\ir ../functions/_move_repoint.sql
+\ir ../functions/_move_finish.sql
+\ir ../functions/_move_rollback.sql
 \ir ../functions/move_shard.sql
 \ir ../functions/abort_move.sql

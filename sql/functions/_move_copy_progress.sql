@@ -1,0 +1,25 @@
+-- Node, target of a move: the progress of the move's subscription alone:
+-- its tables and how many are ready, the bytes of those tables here (what
+-- has been copied so far, in the copy's own transaction too), whether it
+-- is enabled (disable_on_error stops it at its first error) and its error
+-- counts.
+CREATE OR REPLACE FUNCTION shardid._move_copy_progress(name name) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT jsonb_build_object(
+               'exists', s.oid IS NOT NULL,
+               'enabled', s.subenabled,
+               'tables_total', (SELECT count(*) FROM pg_subscription_rel AS r WHERE r.srsubid = s.oid),
+               'tables_ready', (SELECT count(*) FROM pg_subscription_rel AS r WHERE r.srsubid = s.oid AND r.srsubstate = 'r'),
+               'bytes', (SELECT COALESCE(sum(pg_table_size(r.srrelid)), 0) FROM pg_subscription_rel AS r WHERE r.srsubid = s.oid),
+               'errors', (SELECT x.apply_error_count + x.sync_error_count FROM pg_stat_subscription_stats AS x WHERE x.subid = s.oid))
+      FROM (SELECT 1) AS one
+      LEFT JOIN pg_subscription AS s ON s.subname = _move_copy_progress.name
+                                     AND s.subdbid = (SELECT d.oid FROM pg_database AS d WHERE d.datname = current_database())
+$$;
+
+REVOKE ALL ON FUNCTION shardid._move_copy_progress(name) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid._move_copy_progress(name) IS
+    'Node, move on the target: tables ready and total, bytes copied, enabled and error count of the move''s subscription.';

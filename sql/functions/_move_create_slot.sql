@@ -1,0 +1,21 @@
+-- Node, source of a move: the logical replication slot (pgoutput) the
+-- move's subscription reads, made unless it exists. Made here rather than
+-- by CREATE SUBSCRIPTION so the router waits for it asynchronously (a new
+-- slot waits for the transactions running on this node) and can cancel.
+CREATE OR REPLACE FUNCTION shardid._move_create_slot(slot_name name) RETURNS boolean
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_replication_slots AS s WHERE s.slot_name = _move_create_slot.slot_name) THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_create_logical_replication_slot(slot_name, 'pgoutput');
+    RETURN true;
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid._move_create_slot(name) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid._move_create_slot(name) IS
+    'Node, move on the source: creates the move''s logical replication slot (pgoutput) unless it exists.';

@@ -1,0 +1,40 @@
+-- Router, moves: one session at a time works on a shard's move. Takes the
+-- session-level advisory lock (hashtext('shardid-move-shard'), shard),
+-- which PostgreSQL releases if the session ends, however it ends; 55006
+-- naming the backend that holds it otherwise. Also refuses what a move
+-- cannot run in: a transaction block (a move commits once per phase), a
+-- NULL shard, a router without dblink.
+CREATE OR REPLACE FUNCTION shardid._move_lock(shard integer, what text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    holder integer;
+BEGIN
+    IF shard IS NULL THEN
+        RAISE EXCEPTION 'shard must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- a transaction that began before this statement: BEGIN; CALL ...
+    IF transaction_timestamp() < statement_timestamp() THEN
+        RAISE EXCEPTION '% cannot run inside a transaction block', what
+            USING ERRCODE = 'active_sql_transaction',
+                  DETAIL = 'It commits once per phase, so that an interruption resumes or rolls back from there.',
+                  HINT = 'CALL it on its own (autocommit).';
+    END IF;
+    PERFORM shardid._dblink_schema();
+    IF NOT pg_try_advisory_lock(hashtext('shardid-move-shard'), shard) THEN
+        SELECT l.pid INTO holder FROM pg_locks AS l
+         WHERE l.locktype = 'advisory' AND l.granted
+           AND l.database = (SELECT d.oid FROM pg_database AS d WHERE d.datname = current_database())
+           AND l.classid = hashtext('shardid-move-shard')::oid AND l.objid = shard::oid AND l.objsubid = 2;
+        RAISE EXCEPTION 'shard % is being moved by another session (backend %)', shard, holder
+            USING ERRCODE = 'object_in_use',
+                  HINT = format('Wait for it, or stop it: SELECT pg_cancel_backend(%s); rolls the move back, pg_terminate_backend(%s) leaves it to be resumed or aborted.', holder, holder);
+    END IF;
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid._move_lock(integer, text) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid._move_lock(integer, text) IS
+    'Router, moves: takes the session advisory lock of a shard''s move (55006 naming its holder), refusing a transaction block.';

@@ -1,0 +1,136 @@
+-- Router: rolls a move back unless it has been repointed, committing as it
+-- goes. The phase is read under the lock on shard_placement that
+-- repoint_shard() takes and turned to 'aborting' in that transaction, so
+-- a move that the router already points at the target is never undone
+-- (outcome 'repointed'). Then, each step on its own so one unreachable
+-- node stops none of the others, and the source first (the target is not
+-- routed, so the shard must be writable where it is):
+--   1. source: the freeze triggers dropped (thaw_shard_tables);
+--   2. target: the subscription disabled, detached, dropped (and 15's role);
+--   3. source: the move's slot, the table-sync slots, the publication;
+--   4. target: the copy unregistered and dropped (not if step 2 failed).
+-- When all succeeded the row is deleted (outcome 'rolled back'); else it
+-- stays in phase 'aborting' with last_error listing what is left, for
+-- abort_move() or move_shard() to finish. A cancel stops the steps
+-- (outcome 'cancelled'). Never raises: its caller holds the shard's lock.
+CREATE OR REPLACE PROCEDURE shardid._move_rollback(shard integer, INOUT outcome text DEFAULT NULL)
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    m         shardid.shard_moves;
+    nm        name;
+    remaining text[] := '{}';
+    res       jsonb;
+    r         text;
+    msg       text;
+    st        text;
+    cancelled boolean := false;
+    tgt_done  boolean := false;
+BEGIN
+    BEGIN
+        LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
+        SELECT * INTO m FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) _move_rollback.shard FOR UPDATE;
+        IF m.shard IS NULL THEN
+            outcome := 'none';
+        ELSIF m.phase OPERATOR(pg_catalog.=) 'repointed' THEN
+            outcome := 'repointed';
+        ELSE
+            UPDATE shardid.shard_moves AS x SET phase = 'aborting', updated_at = pg_catalog.clock_timestamp()
+             WHERE x.shard OPERATOR(pg_catalog.=) _move_rollback.shard;
+        END IF;
+    EXCEPTION WHEN query_canceled OR OTHERS THEN
+        GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, st = RETURNED_SQLSTATE;
+        outcome := CASE WHEN st OPERATOR(pg_catalog.=) '57014' THEN 'cancelled' ELSE 'failed: ' OPERATOR(pg_catalog.||) msg END;
+    END;
+    COMMIT;
+    IF outcome IS NOT NULL THEN
+        RETURN;
+    END IF;
+    RAISE NOTICE 'rolling back the move of shard %: it stays on "%"', shard, m.source;
+    nm := shardid._move_name(m.shard, m.move_id);
+
+    -- 1. the source writable again, before anything else
+    BEGIN
+        PERFORM shardid._node_ensure('shardid_move_source', m.source);
+        PERFORM shardid._node('shardid_move_source', pg_catalog.format('SELECT shardid.thaw_shard_tables(%L)', m.schema_name), m.source);
+    EXCEPTION WHEN query_canceled THEN
+        cancelled := true;
+    WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+        remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('the freeze of shard %s on node "%s" (%s)', shard, m.source, msg);
+        PERFORM shardid._node_close('shardid_move_source');
+    END;
+    -- 2. the subscription, without the source
+    IF NOT cancelled THEN
+        BEGIN
+            PERFORM shardid._node_ensure('shardid_move_target', m.target);
+            res := shardid._node('shardid_move_target', pg_catalog.format('SELECT shardid._move_unsubscribe(%L)', nm), m.target)::jsonb;
+            tgt_done := true;
+        EXCEPTION WHEN query_canceled THEN
+            cancelled := true;
+        WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+            remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('subscription %s on node "%s" (%s)', nm, m.target, msg);
+            PERFORM shardid._node_close('shardid_move_target');
+        END;
+    END IF;
+    -- 3. the slots (table-sync ones too) and the publication
+    IF NOT cancelled THEN
+        BEGIN
+            PERFORM shardid._node_ensure('shardid_move_source', m.source);
+            r := shardid._node('shardid_move_source',
+                               pg_catalog.format('SELECT shardid._move_unpublish(%L, %L, %L, 10000)', nm,
+                                                 COALESCE(m.subscription, (res OPERATOR(pg_catalog.->>) 'subid')::oid),
+                                                 COALESCE(m.target_sysid, res OPERATOR(pg_catalog.->>) 'sysid')), m.source);
+            IF r OPERATOR(pg_catalog.<>) '' THEN
+                remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('replication slots %s on node "%s" (in use)', r, m.source);
+            END IF;
+        EXCEPTION WHEN query_canceled THEN
+            cancelled := true;
+        WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+            remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('publication and slots %s on node "%s" (%s)', nm, m.source, msg);
+            PERFORM shardid._node_close('shardid_move_source');
+        END;
+    END IF;
+    -- 4. the target's copy, once nothing replicates into it
+    IF NOT cancelled AND tgt_done THEN
+        BEGIN
+            PERFORM shardid._node('shardid_move_target',
+                                  pg_catalog.format('SELECT shardid._move_drop_copy(%s, %L)', shard, m.schema_name), m.target);
+        EXCEPTION WHEN query_canceled THEN
+            cancelled := true;
+        WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+            remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('the copy %s on node "%s" (%s)', pg_catalog.quote_ident(m.schema_name), m.target, msg);
+        END;
+    ELSIF NOT cancelled THEN
+        remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('the copy %s on node "%s"', pg_catalog.quote_ident(m.schema_name), m.target);
+    END IF;
+
+    BEGIN
+        IF cancelled THEN
+            remaining := remaining OPERATOR(pg_catalog.||) 'the rest: the rollback was cancelled'::text;
+        END IF;
+        IF pg_catalog.cardinality(remaining) OPERATOR(pg_catalog.=) 0 THEN
+            DELETE FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) _move_rollback.shard;
+            outcome := 'rolled back';
+            RAISE NOTICE 'move of shard % rolled back: nothing left on "%", shard writable on "%"', shard, m.target, m.source;
+        ELSE
+            UPDATE shardid.shard_moves AS x
+               SET last_error = 'rollback incomplete, left: ' OPERATOR(pg_catalog.||) pg_catalog.array_to_string(remaining, '; '),
+                   updated_at = pg_catalog.clock_timestamp()
+             WHERE x.shard OPERATOR(pg_catalog.=) _move_rollback.shard;
+            outcome := CASE WHEN cancelled THEN 'cancelled' ELSE 'incomplete: ' OPERATOR(pg_catalog.||) pg_catalog.array_to_string(remaining, '; ') END;
+        END IF;
+    EXCEPTION WHEN query_canceled OR OTHERS THEN
+        outcome := 'cancelled';
+    END;
+    COMMIT;
+END
+$$;
+
+REVOKE ALL ON PROCEDURE shardid._move_rollback(integer, text) FROM PUBLIC;
+
+COMMENT ON PROCEDURE shardid._move_rollback(integer, text) IS
+    'Router: rolls back a move not yet repointed (phase read under the repoint''s lock), the source made writable first; outcome: rolled back, repointed, none, cancelled, or what is left.';

@@ -1,0 +1,42 @@
+-- Router, phase 'schema' of a move: the target makes the shard from its
+-- templates with the source's owners and privileges, and registers it
+-- (_create_shard_copy, one transaction there); the copy must be the
+-- source's shard (else the move fails and rolls back). Then phase 'copy'
+-- (online) or 'frozen' (offline).
+CREATE OR REPLACE FUNCTION shardid._move_schema(shard integer) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    m    shardid.shard_moves;
+    src  jsonb;
+    made jsonb;
+    diff text[];
+BEGIN
+    SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_schema.shard;
+    PERFORM shardid._node_ensure('shardid_move_source', m.source);
+    PERFORM shardid._node_ensure('shardid_move_target', m.target);
+    src := shardid._node('shardid_move_source', format('SELECT shardid._move_source_facts(%s)', shard), m.source)::jsonb;
+    IF src->>'schema_name' IS DISTINCT FROM m.schema_name THEN
+        RAISE EXCEPTION 'shard % is no longer registered on node "%" in schema %', shard, m.source, quote_ident(m.schema_name)
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    made := shardid._node('shardid_move_target', format('SELECT shardid._create_shard_copy(%s, %L, false)', shard, src), m.target)::jsonb;
+    diff := shardid._definition_diff(src->'definition', made, format('node "%s"', m.source), format('node "%s"', m.target));
+    IF cardinality(diff) > 0 THEN
+        RAISE EXCEPTION 'shard % on node "%" has diverged from its templates: %', shard, m.source,
+                array_to_string(diff[1:3], '; ') || CASE WHEN cardinality(diff) > 3 THEN format('; and %s more', cardinality(diff) - 3) ELSE '' END
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = array_to_string(diff, E'\n');
+    END IF;
+    UPDATE shardid.shard_moves AS x
+       SET phase = CASE WHEN m.mode = 'offline' THEN 'frozen' ELSE 'copy' END, bytes_total = (src->>'bytes')::bigint,
+           updated_at = clock_timestamp()
+     WHERE x.shard = _move_schema.shard;
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid._move_schema(integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid._move_schema(integer) IS
+    'Router, move phase schema: the target makes and registers the shard from its templates with the source''s owners and privileges; the definitions must agree.';

@@ -1,0 +1,35 @@
+-- Router, moves: opens the dblink connection conn to a node (its connect
+-- string from shardid.nodes; passwords come from the router's server
+-- user's ~/.pgpass), closing an earlier one of that name. A node that
+-- cannot be reached fails with 08001 naming the node.
+CREATE OR REPLACE FUNCTION shardid._node_connect(conn text, node text) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    dbl name := shardid._dblink_schema();
+    cs  text;
+    msg text;
+    det text;
+BEGIN
+    SELECT n.connstr INTO cs FROM shardid.nodes AS n WHERE n.node = _node_connect.node;
+    IF cs IS NULL THEN
+        RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
+    END IF;
+    PERFORM shardid._node_close(conn);
+    BEGIN
+        -- the node's own settings come last and win
+        EXECUTE format('SELECT %I.dblink_connect($1, $2)', dbl)
+            USING conn, 'connect_timeout=10 application_name=shardid_move ' || cs;
+    EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
+        GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+        RAISE EXCEPTION 'node "%" is unreachable: %', node, COALESCE(NULLIF(rtrim(det, E'\n'), ''), msg)
+            USING ERRCODE = 'sqlclient_unable_to_establish_sqlconnection';
+    END;
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid._node_connect(text, text) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid._node_connect(text, text) IS
+    'Router, moves: opens a named dblink connection to a node; 08001 naming the node when it cannot be reached.';

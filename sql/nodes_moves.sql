@@ -1,0 +1,204 @@
+-- Router SQL for shard moves: what move_shard() and abort_move() refuse,
+-- before anything changes, with two databases of this server as the nodes;
+-- the definitions a move compares; the freeze lease on a node. (Assumes
+-- wal_level is not logical here, as on a default server; the moves
+-- themselves are tested end to end in test/e2e/move_online.sh.)
+\set SHOW_CONTEXT never
+CREATE EXTENSION IF NOT EXISTS plproxy;
+SELECT current_database() AS regress_db,
+       pg_catalog.format('host=%s port=%s user=%s dbname=',
+                         pg_catalog.split_part(current_setting('unix_socket_directories'), ',', 1),
+                         current_setting('port'), current_user) AS base \gset
+
+-- Nodes: a holds shards 1-3, b none; both have the template.
+CREATE DATABASE regress_moves_a;
+CREATE DATABASE regress_moves_b;
+\c regress_moves_a
+SET client_min_messages = warning;
+CREATE EXTENSION shardid;
+CREATE ROLE regress_moves_app;
+CREATE ROLE regress_moves_owner;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+SELECT shardid.create_shards(1, 3);
+SELECT shardid.create_table('public.posts');
+ALTER SCHEMA shard_0001 OWNER TO regress_moves_owner;
+ALTER TABLE shard_0001.posts OWNER TO regress_moves_owner;
+ALTER SEQUENCE shard_0001.id_seq OWNER TO regress_moves_owner;
+GRANT USAGE ON SCHEMA shard_0001 TO regress_moves_app;
+GRANT SELECT, INSERT ON shard_0001.posts TO regress_moves_app;
+GRANT UPDATE (body) ON shard_0001.posts TO regress_moves_app;
+\c regress_moves_b
+SET client_min_messages = warning;
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+SELECT shardid.create_table('public.posts');
+\c :regress_db
+SELECT shardid.add_node('ma', :'base' || 'regress_moves_a');
+SELECT shardid.add_node('mb', :'base' || 'regress_moves_b');
+SELECT shardid.place_shards('ma', 1, 3);
+
+-- dblink is asked for when a move starts, not by the extension.
+CALL shardid.move_shard(1, 'mb');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+CREATE EXTENSION dblink;
+
+-- A move commits per phase: not inside a transaction block.
+BEGIN;
+CALL shardid.move_shard(1, 'mb');
+ROLLBACK;
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+
+-- Arguments and placement.
+CALL shardid.move_shard(1, 'nowhere');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+CALL shardid.move_shard(1, 'ma');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+CALL shardid.move_shard(7, 'mb');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+CALL shardid.move_shard(NULL, 'mb');
+CALL shardid.move_shard(1, NULL);
+CALL shardid.move_shard(1, 'mb', lock_timeout => NULL);
+SELECT shardid.freeze_shard(1);
+CALL shardid.move_shard(1, 'mb');
+SELECT shardid.unfreeze_shard(1);
+
+-- One layout on every node.
+\c regress_moves_b
+SELECT shardid.configure('2020-01-01 00:00:00+00') IS NOT NULL AS configured;
+\c :regress_db
+CALL shardid.move_shard(1, 'mb');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+\c regress_moves_b
+SELECT shardid.configure('2011-08-24 21:07:01.721+00') IS NOT NULL AS configured;
+\c :regress_db
+
+-- The target must not hold the shard, nor its schema.
+\c regress_moves_b
+CREATE SCHEMA shard_0002;
+\c :regress_db
+CALL shardid.move_shard(2, 'mb');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+\c regress_moves_b
+DROP SCHEMA shard_0002;
+SELECT shardid.create_shard(2) IS NOT NULL AS registered;
+\c :regress_db
+CALL shardid.move_shard(2, 'mb');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+\c regress_moves_b
+SELECT shardid.detach_shard(2);
+DROP SCHEMA shard_0002 CASCADE;
+\c :regress_db
+
+-- A shard that has diverged from its templates: every difference named,
+-- nothing made on the target. (The trigger is the review's: an owner's
+-- code that a superuser's copy would run.)
+\c regress_moves_a
+ALTER TABLE shard_0001.posts ADD COLUMN mood text;
+ALTER TABLE shard_0001.posts ADD CONSTRAINT posts_body_key UNIQUE (body);
+ALTER TABLE shard_0001.posts ADD CONSTRAINT posts_body_check CHECK (body <> '');
+ALTER TABLE shard_0001.posts ALTER COLUMN user_id SET DEFAULT 0;
+CREATE INDEX posts_user_idx ON shard_0001.posts (user_id);
+GRANT UPDATE (user_id) ON shard_0001.posts TO regress_moves_app;
+CREATE SEQUENCE shard_0001.other_seq;
+ALTER SEQUENCE shard_0001.other_seq OWNER TO regress_moves_owner;
+CREATE FUNCTION shard_0001.touch() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END';
+CREATE TRIGGER touch BEFORE INSERT ON shard_0001.posts FOR EACH ROW EXECUTE FUNCTION shard_0001.touch();
+ALTER TABLE shard_0001.posts ENABLE ALWAYS TRIGGER touch;
+\c :regress_db
+CALL shardid.move_shard(1, 'mb');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT count(*) AS moves FROM shardid.shard_moves;
+\c regress_moves_b
+SELECT count(*) AS schemas FROM pg_namespace WHERE nspname = 'shard_0001';
+SELECT count(*) AS registered FROM shardid.shard_registry;
+\c regress_moves_a
+DROP TRIGGER touch ON shard_0001.posts;
+DROP FUNCTION shard_0001.touch();
+DROP SEQUENCE shard_0001.other_seq;
+REVOKE UPDATE (user_id) ON shard_0001.posts FROM regress_moves_app;
+DROP INDEX shard_0001.posts_user_idx;
+ALTER TABLE shard_0001.posts ALTER COLUMN user_id DROP DEFAULT;
+ALTER TABLE shard_0001.posts DROP CONSTRAINT posts_body_check, DROP CONSTRAINT posts_body_key, DROP COLUMN mood;
+-- the other way: the target's template has changed
+\c regress_moves_b
+ALTER TABLE public.posts ADD COLUMN mood text;
+\c :regress_db
+CALL shardid.move_shard(1, 'mb');
+\c regress_moves_b
+ALTER TABLE public.posts DROP COLUMN mood;
+\c :regress_db
+
+-- Agreeing now, the shard still cannot move online from a node without
+-- wal_level = logical; what refused it made nothing.
+CALL shardid.move_shard(1, 'mb');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT count(*) AS moves FROM shardid.shard_moves;
+\c regress_moves_b
+SELECT count(*) AS schemas FROM pg_namespace WHERE nspname = 'shard_0001';
+\c :regress_db
+
+-- A move in progress (here a row without objects) resumes to its target
+-- only; abort_move() rolls it back, whatever of it exists.
+INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
+    VALUES (1, 'ma', 'mb', 'shard_0001', 'online', 'copy');
+SELECT shard, source, target, mode, phase, moved_by FROM shardid.move_progress;
+CALL shardid.move_shard(1, 'ma');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+CALL shardid.abort_move(1);
+SELECT count(*) AS moves FROM shardid.shard_moves;
+CALL shardid.abort_move(1);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- one that the router already points at the target cannot be aborted
+INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
+    VALUES (1, 'ma', 'mb', 'shard_0001', 'online', 'repointed');
+CALL shardid.abort_move(1);
+SELECT phase FROM shardid.shard_moves;
+DELETE FROM shardid.shard_moves;
+
+-- Definitions compare key by key; a difference reads as a sentence.
+SELECT * FROM unnest(shardid._definition_diff(
+    '{"table t: column a": "integer", "table t: index i": "CREATE INDEX i ON s.t USING btree (a)", "schema: owner": "x"}',
+    '{"table t: column a": "bigint", "schema: owner": "x", "sequence q": "permanent"}',
+    'node "a"', 'node "b"')) AS d;
+SELECT shardid._definition_diff('{"k": "v"}', '{"k": "v"}', 'a', 'b') AS none;
+-- what a node reports of a shard: its definition, keyed (the table's own
+-- privileges left out: they name 17's MAINTAIN)
+SELECT d.key, d.value
+  FROM dblink(:'base' || 'regress_moves_a', 'SELECT shardid._shard_definition(''shard_0001'')::text') AS t(def jsonb),
+       jsonb_each_text(t.def) AS d
+ WHERE d.key <> 'table posts: privileges'
+ ORDER BY d.key COLLATE "C";
+
+-- Names: a move's objects, and a retired copy's name cut at a character
+-- boundary with its suffix kept.
+SELECT shardid._move_name(5, 1795432293102);
+SELECT n, octet_length(n) AS bytes, char_length(n) AS chars
+  FROM shardid._fit_name(repeat('é', 31) || 'x', '_moved_1795432293102') AS n;
+
+-- The freeze lease: a write is refused while the session that froze the
+-- shard lives, and goes through once it is gone.
+SELECT dblink_connect('mover', :'base' || 'regress_moves_a');
+SELECT * FROM dblink('mover', 'SELECT shardid.freeze_shard_tables(''shard_0003'', 3, ''mb'', true)') AS t(n integer);
+SELECT dblink_connect('writer', :'base' || 'regress_moves_a');
+SELECT dblink_exec('writer', 'INSERT INTO shard_0003.posts (user_id, body) VALUES (3, ''refused'')');
+SELECT dblink_disconnect('mover');
+SELECT dblink_exec('writer', 'INSERT INTO shard_0003.posts (user_id, body) VALUES (3, ''lapsed'')');
+-- permanent, it outlives its session
+SELECT dblink_connect('mover', :'base' || 'regress_moves_a');
+SELECT * FROM dblink('mover', 'SELECT shardid.freeze_shard_tables(''shard_0003'', 3, ''mb'')') AS t(n integer);
+SELECT dblink_disconnect('mover');
+SELECT dblink_exec('writer', 'INSERT INTO shard_0003.posts (user_id, body) VALUES (3, ''refused'')');
+SELECT * FROM dblink('writer', 'SELECT shardid.thaw_shard_tables(''shard_0003'')') AS t(n integer);
+SELECT * FROM dblink('writer', 'SELECT body FROM shard_0003.posts') AS t(body text);
+SELECT dblink_disconnect('writer');
+
+-- Clean up: this database is shared with the other regression tests.
+DELETE FROM shardid.shard_placement;
+DELETE FROM shardid.nodes;
+DROP SERVER shardid CASCADE;
+DROP EXTENSION dblink;
+DROP EXTENSION plproxy;
+DROP DATABASE regress_moves_a;
+DROP DATABASE regress_moves_b;
+DROP ROLE regress_moves_app;
+DROP ROLE regress_moves_owner;
