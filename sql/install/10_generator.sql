@@ -1,2 +1,3 @@
 -- shardid install script, part 10: the generator.
 \ir ../functions/next_id.sql
+\ir ../functions/_state_decode.sql

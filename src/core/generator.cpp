@@ -46,6 +46,17 @@ next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms, st
 	return Step{Step::Kind::issue, next, state_to_id(layout, next, shard), 0};
 }
 
+bool
+decode_state(const Layout &layout, std::int64_t state, std::int64_t *unix_ms,
+			 std::int64_t *counter) noexcept
+{
+	if (state < 0 || state > max_state(layout))
+		return false;
+	*unix_ms = layout.epoch_ms + (state >> layout.seq_bits);
+	*counter = state & layout.max_seq();
+	return true;
+}
+
 std::int64_t
 state_ahead(const Layout &layout, std::int64_t state, std::int64_t ahead_ms) noexcept
 {

@@ -60,6 +60,12 @@ state_to_id(const Layout &layout, std::int64_t state, std::int64_t shard)
 		   (state & layout.max_seq());
 }
 
+// The Unix millisecond and the counter of a composite state; false, and
+// nothing written, when the state is outside the layout (negative, or
+// past max_state: set by hand, or restored from another layout).
+bool decode_state(const Layout &layout, std::int64_t state, std::int64_t *unix_ms,
+				  std::int64_t *counter) noexcept;
+
 // Computes the step after state at wall clock now_unix_ms for shard, and
 // updates the caller's lead ceiling (ms) for this generator.
 Step next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms,

@@ -19,6 +19,7 @@ PG_FUNCTION_INFO_V1(shardid_make_id);
 PG_FUNCTION_INFO_V1(shardid_time_to_id);
 PG_FUNCTION_INFO_V1(shardid_to_shortcode);
 PG_FUNCTION_INFO_V1(shardid_from_shortcode);
+PG_FUNCTION_INFO_V1(shardid_state_decode);
 }
 
 /* The fields of an ID, or the SQL error for a negative one. */
@@ -164,4 +165,32 @@ shardid_from_shortcode(PG_FUNCTION_ARGS)
 			break;
 	}
 	PG_RETURN_INT64(id);
+}
+
+/*
+ * _state_decode(state) — the time and counter of a generator state
+ * (time << seq_bits | counter), for views that report generators; NULL for
+ * a state outside the layout, which a view must show rather than fail on.
+ */
+extern "C" Datum
+shardid_state_decode(PG_FUNCTION_ARGS)
+{
+	TupleDesc tupdesc;
+	int64 unix_ms;
+	int64 counter;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	if (!shardid::decode_state(current_layout(), PG_GETARG_INT64(0), &unix_ms, &counter))
+		PG_RETURN_NULL();
+
+	Datum values[2] = {
+		TimestampTzGetDatum(unix_ms_to_timestamptz(unix_ms)),
+		Int32GetDatum((int32) counter),
+	};
+	bool nulls[2] = {false, false};
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -19,6 +19,21 @@
  * the layout after configure() commits, because it reads with a fresh
  * snapshot and its AccessShareLock waits for configure()'s lock.
  *
+ * A transaction that decodes keeps AccessShareLock on layout_config until
+ * it ends, as any reader of a table does, so configure() (which takes
+ * AccessExclusiveLock) cannot change the layout under it; taking the lock
+ * also processes the invalidation of a configure() committed before.
+ *
+ * Parallel plans: PostgreSQL refuses GetLatestSnapshot() in parallel mode
+ * (in workers, and in the leader while a parallel plan runs), and the
+ * leader and its workers must decode alike. There each process reads the
+ * row visible to the query's snapshot, which the workers restore from the
+ * leader, and checks it against the latest committed row (read with a
+ * catalog snapshot, which workers may take): equal, it is what the
+ * leader's cache holds too; different, a configure() committed after the
+ * query began, and the query fails with a serialization failure rather
+ * than decode with two layouts.
+ *
  * next_id() refuses to run in a transaction that changed the layout (the
  * trigger remembers the transaction; a row written by it is noticed too):
  * if that transaction rolled back, the generator state would be left in
@@ -39,10 +54,12 @@ extern "C" {
 #include "commands/sequence.h"
 #include "commands/trigger.h"
 #include "funcapi.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
@@ -62,6 +79,9 @@ static bool layout_uncommitted = false;
 
 /* The transaction (local id) that last changed layout_config here. */
 static LocalTransactionId layout_changed_lxid = InvalidLocalTransactionId;
+
+/* The transaction (local id) that holds its lock on layout_config. */
+static LocalTransactionId layout_locked_lxid = InvalidLocalTransactionId;
 
 /* Forgets the cached layout; the next current_layout() reads it again. */
 static void
@@ -93,29 +113,21 @@ shardid_relation_oid(const char *relname)
 	return relid;
 }
 
-/* Reads layout_config with a fresh snapshot into cached_layout. */
-static void
-load_layout(void)
+/* The layout row snap sees (none: the default); *uncommitted if this transaction wrote it. */
+static shardid::Layout
+read_layout(Relation rel, Snapshot snap, bool *uncommitted)
 {
-	if (!callback_registered)
-	{
-		CacheRegisterRelcacheCallback(layout_relcache_callback, (Datum) 0);
-		callback_registered = true;
-	}
-
-	Oid relid = shardid_relation_oid("layout_config");
-	Relation rel = table_open(relid, AccessShareLock);
-	Snapshot snap = RegisterSnapshot(GetLatestSnapshot());
+	snap = RegisterSnapshot(snap);
 	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
 	shardid::Layout layout = shardid::kDefaultLayout;
 	HeapTuple tup;
 	int rows = 0;
-	bool uncommitted = false;
 
+	*uncommitted = false;
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
 		if (TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
-			uncommitted = true;
+			*uncommitted = true;
 		Datum values[4];
 		bool nulls[4];
 
@@ -133,16 +145,84 @@ load_layout(void)
 	}
 	table_endscan(scan);
 	UnregisterSnapshot(snap);
-	table_close(rel, AccessShareLock);
 
 	if (rows > 1)
 		ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
 						errmsg("shardid.layout_config holds %d rows, expected at most one", rows)));
+	return layout;
+}
+
+/*
+ * The layout in parallel mode (see the file header): the row the query's
+ * snapshot sees, which every process of the query reads alike, provided
+ * it is also the latest committed row.
+ */
+static shardid::Layout
+read_layout_in_parallel(Relation rel, bool *uncommitted)
+{
+	shardid::Layout latest =
+		read_layout(rel, GetCatalogSnapshot(RelationGetRelid(rel)), uncommitted);
+
+	if (!ActiveSnapshotSet())
+		return latest;
+
+	shardid::Layout in_query = read_layout(rel, GetActiveSnapshot(), uncommitted);
+
+	if (in_query.epoch_ms != latest.epoch_ms || in_query.shard_bits != latest.shard_bits ||
+		in_query.seq_bits != latest.seq_bits)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("the shardid layout changed after this query's snapshot was taken"),
+				 errdetail("A parallel query decodes with the layout its snapshot sees, and "
+						   "shardid.configure() has committed another one since."),
+				 errhint("Retry the statement; under REPEATABLE READ or SERIALIZABLE, retry the "
+						 "transaction.")));
+	return in_query;
+}
+
+/*
+ * Reads layout_config into cached_layout: the latest committed row (see
+ * the file header), or in parallel mode the row the query's snapshot sees.
+ */
+static void
+load_layout(void)
+{
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(layout_relcache_callback, (Datum) 0);
+		callback_registered = true;
+	}
+
+	Oid relid = shardid_relation_oid("layout_config");
+	Relation rel = table_open(relid, AccessShareLock);
+	bool uncommitted = false;
+	shardid::Layout layout = IsInParallelMode()
+								 ? read_layout_in_parallel(rel, &uncommitted)
+								 : read_layout(rel, GetLatestSnapshot(), &uncommitted);
+
+	table_close(rel, AccessShareLock);
 
 	cached_layout = layout;
 	layout_uncommitted = uncommitted;
 	layout_table_oid = relid;
 	layout_valid = true;
+}
+
+/*
+ * Locks layout_config until the transaction ends (see the file header),
+ * owned by the top transaction so that a subtransaction's abort keeps it,
+ * as nextval() keeps its sequence lock.
+ */
+static void
+lock_layout_for_transaction(void)
+{
+	Oid relid = shardid_relation_oid("layout_config");
+	ResourceOwner saved = CurrentResourceOwner;
+
+	CurrentResourceOwner = TopTransactionResourceOwner;
+	LockRelationOid(relid, AccessShareLock);
+	CurrentResourceOwner = saved;
+	layout_locked_lxid = SHARDID_MY_LXID();
 }
 
 /* Refuses to generate with a layout this transaction changed. */
@@ -162,6 +242,8 @@ refuse_uncommitted_layout(void)
 const shardid::Layout &
 current_layout(void)
 {
+	if (unlikely(layout_locked_lxid != SHARDID_MY_LXID()))
+		lock_layout_for_transaction();
 	if (unlikely(!layout_valid))
 		load_layout();
 	return cached_layout;

@@ -76,6 +76,8 @@ root_ensure() {
 	fi
 	printf 'Acquire::Check-Valid-Until "false";\nAPT::Install-Recommends "false";\n' \
 		>"$dir/etc/apt/apt.conf.d/90shardid"
+	# a root is a few GB; the downloaded .debs need not stay
+	echo 'APT::Keep-Downloaded-Packages "false";' >"$dir/etc/apt/apt.conf.d/91shardid-nokeep"
 	# 19 is in experimental: its packages, and only those, come from there
 	if [ "$major" = 19 ] && [ ! -e "$dir/etc/apt/sources.list.d/experimental.list" ]; then
 		mirror=$(host_debian_mirror) || return 1

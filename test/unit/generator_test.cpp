@@ -459,4 +459,39 @@ TEST(StateToId, MatchesCompose)
 	EXPECT_EQ(shardid::state_to_id(kLayout, 0, 0), 0);
 }
 
+TEST(DecodeState, TimeAndCounter)
+{
+	std::int64_t ms = -1;
+	std::int64_t counter = -1;
+	ASSERT_TRUE(shardid::decode_state(kLayout, state_at(kNow + 7, 905), &ms, &counter));
+	EXPECT_EQ(ms, kNow + 7);
+	EXPECT_EQ(counter, 905);
+	ASSERT_TRUE(shardid::decode_state(kLayout, 0, &ms, &counter));
+	EXPECT_EQ(ms, kEpoch);
+	EXPECT_EQ(counter, 0);
+	ASSERT_TRUE(shardid::decode_state(kLayout, shardid::max_state(kLayout), &ms, &counter));
+	EXPECT_EQ(ms, kLast);
+	EXPECT_EQ(counter, 1023);
+	// agrees with decode() of the ID the state stands for
+	const Layout small{kEpoch, 3, 4};
+	Parts p{};
+	const std::int64_t state = (std::int64_t{123456} << 4) | 9;
+	ASSERT_EQ(shardid::decode(small, shardid::state_to_id(small, state, 6), &p), Status::ok);
+	ASSERT_TRUE(shardid::decode_state(small, state, &ms, &counter));
+	EXPECT_EQ(ms, p.unix_ms);
+	EXPECT_EQ(counter, p.seq);
+}
+
+TEST(DecodeState, OutsideTheLayoutIsRefused)
+{
+	std::int64_t ms = -1;
+	std::int64_t counter = -1;
+	EXPECT_FALSE(shardid::decode_state(kLayout, -1, &ms, &counter));
+	EXPECT_FALSE(shardid::decode_state(kLayout, shardid::max_state(kLayout) + 1, &ms, &counter));
+	EXPECT_FALSE(
+		shardid::decode_state(kLayout, std::numeric_limits<std::int64_t>::max(), &ms, &counter));
+	EXPECT_EQ(ms, -1);
+	EXPECT_EQ(counter, -1);
+}
+
 }  // namespace
