@@ -213,10 +213,13 @@ SELECT shardid._check_move_done(2, 'two');
 DELETE FROM shardid.shard_moves;
 SELECT shardid._check_move_done(2, 'two');
 SELECT shardid._check_move_done(2, 'one');
--- The first move fails: the notice names it, the error is raised, the
--- placement is unchanged; the session keeps the lock until a rebalance
--- in it ends.
+-- The first move fails (both nodes are this database: the target has the
+-- shard already): the notice names the move, move_shard()'s error is
+-- raised, the placement is unchanged; the session keeps the lock until a
+-- rebalance in it ends.
+\set VERBOSITY terse
 CALL shardid.rebalance('by_count');
+\set VERBOSITY default
 SELECT shard, node FROM shardid.shard_placement ORDER BY shard;
 SELECT count(*) AS rebalance_locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
 CALL shardid.rebalance('by_count', max_moves => 0);
