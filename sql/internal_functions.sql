@@ -49,6 +49,15 @@ INSERT INTO public_execute VALUES
     ('shardid._create_shard_tables(integer,boolean)', 'called by create_shard() and attach_shard()'),
     ('shardid._shard_schema_name(integer)', 'called by create_shard(s)() and attach_shard()'),
     ('shardid._fit_name(text,text)', 'called by create_time_partitions()'),
+    ('shardid.create_shards_proc(integer,integer,integer)', 'shard administrators (registry grants checked)'),
+    ('shardid.create_table_proc(regclass,name,integer)', 'shard administrators (registry grants checked)'),
+    ('shardid._commit_allowed()', 'called by the *_proc procedures'),
+    ('shardid._create_shards_start(integer,integer,integer)', 'called by create_shards_proc()'),
+    ('shardid._create_shards_batch(integer,integer,integer)', 'called by create_shards_proc()'),
+    ('shardid._create_table_start(regclass,name,integer)', 'called by create_table_proc()'),
+    ('shardid._create_table_batch(name,integer)', 'called by create_table_proc()'),
+    ('shardid._register_table(text,regclass,name,boolean)', 'called by create_table() and create_table_proc()'),
+    ('shardid._create_shard_table(shardid.shard_registry,shardid.sharded_tables)', 'called by the shard functions and procedures'),
     ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does');
 
 CREATE TEMP VIEW extension_functions AS

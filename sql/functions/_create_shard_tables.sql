@@ -8,30 +8,16 @@ AS $$
 DECLARE
     r      shardid.shard_registry;
     t      shardid.sharded_tables;
-    seqtxt text;
     made   integer := 0;
 BEGIN
     SELECT * INTO STRICT r FROM shardid.shard_registry AS s
-        WHERE s.shard OPERATOR(pg_catalog.=) _create_shard_tables.shard;
-    seqtxt := pg_catalog.format('%I.%I', r.sequence_schema, r.sequence_name);
+        WHERE s.shard = _create_shard_tables.shard;
     FOR t IN SELECT * FROM shardid.sharded_tables ORDER BY position LOOP
         IF only_missing AND pg_catalog.to_regclass(pg_catalog.format('%I.%I', r.schema_name, t.table_name)) IS NOT NULL THEN
             CONTINUE;
         END IF;
-        EXECUTE pg_catalog.format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL)',
-                                  r.schema_name, t.table_name, t.template_schema, t.template_name);
-        -- LIKE copies an identity column; the generator replaces it.
-        IF EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
-                    WHERE a.attrelid OPERATOR(pg_catalog.=)
-                              pg_catalog.format('%I.%I', r.schema_name, t.table_name)::regclass
-                      AND a.attname OPERATOR(pg_catalog.=) t.id_column
-                      AND a.attidentity OPERATOR(pg_catalog.<>) '') THEN
-            EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I DROP IDENTITY',
-                                      r.schema_name, t.table_name, t.id_column);
-        END IF;
-        EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s, %L::regclass)',
-                                  r.schema_name, t.table_name, t.id_column, r.shard, seqtxt);
-        made := made OPERATOR(pg_catalog.+) 1;
+        PERFORM shardid._create_shard_table(r, t);
+        made := made + 1;
     END LOOP;
     RETURN made;
 END

@@ -12,15 +12,10 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     new_epoch_ms := shardid._check_layout(epoch, shard_bits, seq_bits);
-    -- Serialise with other configure() calls and with the first next_id()
-    -- of every backend, which reads this table after marking ids_issued.
-    LOCK TABLE shardid.layout_config IN ACCESS EXCLUSIVE MODE;
-    IF (SELECT s.is_called FROM shardid.ids_issued AS s) THEN
-        RAISE EXCEPTION 'the layout cannot change: IDs have already been issued'
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = 'Changing the layout would make old and new IDs collide or decode wrongly.',
-                  HINT = 'Keep this layout (shardid.layout() shows it), or create a new database, run configure() there before its first next_id() call, and move the data.';
-    END IF;
+    -- Refused once IDs have been issued, even with the layout in force
+    -- (the rule, and the lock that serialises with the first next_id() of
+    -- every backend, are in _refuse_issued_layout()).
+    PERFORM shardid._refuse_issued_layout();
     PERFORM shardid._refuse_stored_decodes(new_epoch_ms, configure.shard_bits, configure.seq_bits);
     INSERT INTO shardid.layout_config AS c (singleton, epoch_ms, shard_bits, seq_bits)
         VALUES (true, new_epoch_ms, configure.shard_bits, configure.seq_bits)
@@ -34,4 +29,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid.configure(timestamptz, integer, integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.configure(timestamptz, integer, integer) IS
-    'Sets the ID layout of this database (epoch, shard_bits, seq_bits); refused once any generator has issued an ID.';
+    'Sets the ID layout of this database (epoch, shard_bits, seq_bits); refused once any generator has issued an ID, whatever setval() or replication did to the marker shardid.ids_issued.';

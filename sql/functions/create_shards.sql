@@ -4,11 +4,13 @@ CREATE OR REPLACE FUNCTION shardid.create_shards(first integer, last integer) RE
 AS $$
 DECLARE
     taken integer;
+    made  integer := 0;
+    hint  text;
 BEGIN
     IF first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'create_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF first OPERATOR(pg_catalog.>) last THEN
+    IF first > last THEN
         RAISE EXCEPTION 'empty shard range % .. %', first, last
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give the first shard, then the last (inclusive).';
@@ -19,7 +21,7 @@ BEGIN
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     -- Check the whole range before creating any shard.
     SELECT min(s.shard) INTO taken FROM shardid.shard_registry AS s
-        WHERE s.shard OPERATOR(pg_catalog.>=) first AND s.shard OPERATOR(pg_catalog.<=) last;
+        WHERE s.shard >= first AND s.shard <= last;
     IF taken IS NOT NULL THEN
         RAISE EXCEPTION 'shard % is already registered', taken
             USING ERRCODE = 'duplicate_object',
@@ -27,16 +29,33 @@ BEGIN
     END IF;
     SELECT min(g) INTO taken FROM pg_catalog.generate_series(first, last) AS g
         WHERE EXISTS (SELECT FROM pg_catalog.pg_namespace AS n
-                       WHERE n.nspname OPERATOR(pg_catalog.=) shardid._shard_schema_name(g));
+                       WHERE n.nspname = shardid._shard_schema_name(g));
     IF taken IS NOT NULL THEN
         RAISE EXCEPTION 'schema "%" already exists', shardid._shard_schema_name(taken)
             USING ERRCODE = 'duplicate_schema',
                   DETAIL = pg_catalog.format('No shard of %s .. %s was created.', first, last);
     END IF;
-    PERFORM shardid.create_shard(g) FROM pg_catalog.generate_series(first, last) AS g ORDER BY g;
-    RETURN last OPERATOR(pg_catalog.-) first OPERATOR(pg_catalog.+) 1;
+    BEGIN
+        FOR g IN first .. last LOOP
+            PERFORM shardid.create_shard(g);
+            made := made + 1;
+        END LOOP;
+    EXCEPTION WHEN out_of_memory THEN
+        -- 53200 "out of shared memory" from the lock table: every shard
+        -- created holds its locks until the transaction ends.
+        GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+        IF hint NOT LIKE '%max_locks_per_transaction%' THEN
+            RAISE;
+        END IF;
+        RAISE EXCEPTION 'create_shards(%, %) needs more locks than one transaction can hold', first, last
+            USING ERRCODE = 'out_of_memory',
+                  DETAIL = pg_catalog.format('The server''s lock table ran out after %s shards (max_locks_per_transaction = %s): each shard created holds its locks, and those of its tables, until the transaction ends. No shard was created.',
+                                             made, pg_catalog.current_setting('max_locks_per_transaction')),
+                  HINT = pg_catalog.format('CALL shardid.create_shards_proc(%s, %s); creates the shards in batches that commit.', first, last);
+    END;
+    RETURN made;
 END
 $$;
 
 COMMENT ON FUNCTION shardid.create_shards(integer, integer) IS
-    'Creates shards first..last (inclusive) in one transaction, after checking that none exists; returns how many.';
+    'Creates shards first..last (inclusive) in one transaction, after checking that none exists; returns how many. For more shards than one transaction can lock, CALL create_shards_proc().';

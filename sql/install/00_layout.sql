@@ -6,7 +6,11 @@
 \ir ../functions/_fit_name.sql
 \ir ../tables/layout_config.sql
 \ir ../tables/ids_issued.sql
+\ir ../tables/layout_freeze.sql
 \ir ../functions/_layout_changed.sql
+\ir ../functions/_refuse_freeze_reset.sql
+\ir ../functions/_refuse_issued_layout.sql
+\ir ../functions/_refuse_layout_rewrite.sql
 \ir ../functions/_check_layout.sql
 \ir ../types/layout_report.sql
 \ir ../functions/layout.sql

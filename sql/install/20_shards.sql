@@ -12,18 +12,30 @@
 -- CREATE on the database and INSERT, UPDATE, DELETE on the registry (granted
 -- by the extension's owner; see README "Logical shards"). Every function
 -- pins search_path to pg_catalog, pg_temp and qualifies every name it builds.
+-- The *_proc procedures commit in batches, for more shards than one
+-- transaction can lock; a SET clause would forbid their COMMIT, so their
+-- bodies qualify every name (operators too) and call such functions.
 \ir ../tables/shard_registry.sql
 \ir ../tables/sharded_tables.sql
 \ir ../functions/_shard_schema_name.sql
 \ir ../functions/_check_shard.sql
 \ir ../functions/_check_registry_privileges.sql
 \ir ../functions/_check_generator.sql
+\ir ../functions/_commit_allowed.sql
+\ir ../functions/_create_shard_table.sql
 \ir ../functions/_create_shard_tables.sql
 \ir ../functions/_check_templates.sql
 \ir ../functions/create_shard.sql
 \ir ../functions/create_shards.sql
+\ir ../functions/_create_shards_start.sql
+\ir ../functions/_create_shards_batch.sql
+\ir ../functions/create_shards_proc.sql
 \ir ../functions/shard_schema.sql
+\ir ../functions/_register_table.sql
 \ir ../functions/create_table.sql
+\ir ../functions/_create_table_start.sql
+\ir ../functions/_create_table_batch.sql
+\ir ../functions/create_table_proc.sql
 \ir ../functions/attach_shard.sql
 \ir ../functions/detach_shard.sql
 \ir ../functions/adopt.sql

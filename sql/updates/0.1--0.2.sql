@@ -17,6 +17,14 @@ GRANT SELECT ON SEQUENCE shardid.ids_issued TO PUBLIC;
 COMMENT ON SEQUENCE shardid.ids_issued IS
     'Marker: advanced by next_id() once an ID has been issued; from then on the layout is frozen. Readable by PUBLIC, advanced by no ordinary role.';
 
+-- The freeze record (written by next_id() from now on), started for a
+-- database whose marker says IDs were issued under 0.1.
+\ir ../tables/layout_freeze.sql
+INSERT INTO shardid.layout_freeze (issued_at, epoch_ms, shard_bits, seq_bits)
+SELECT pg_catalog.now(), coalesce(c.epoch_ms, 1314220021721), coalesce(c.shard_bits, 13), coalesce(c.seq_bits, 10)
+  FROM (SELECT) AS one LEFT JOIN shardid.layout_config AS c ON true
+ WHERE (SELECT s.is_called FROM shardid.ids_issued AS s);
+
 -- Connect strings must not hold passwords: the PL/Proxy server's options and
 -- shardid.nodes are readable by other roles and copied by pg_dump. libpq
 -- parses each one (the functions are re-created below with the others).

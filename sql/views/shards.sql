@@ -16,11 +16,15 @@ SELECT r.shard,
   FROM shardid.shard_registry AS r
  CROSS JOIN shardid.layout() AS l
  -- from the catalog, not to_regclass(): a reader without USAGE on a shard
- -- schema still sees the registry
+ -- schema still sees the registry. The schema first, then pg_class by
+ -- (relname, relnamespace): a join could be planned from pg_class by name
+ -- alone, which visits every shard's id_seq for each shard (minutes with
+ -- 8192 shards).
  CROSS JOIN LATERAL (SELECT (SELECT c.oid FROM pg_catalog.pg_class AS c
-                               JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-                              WHERE n.nspname OPERATOR(pg_catalog.=) r.sequence_schema
-                                AND c.relname OPERATOR(pg_catalog.=) r.sequence_name)::regclass AS seq) AS g
+                              WHERE c.relname OPERATOR(pg_catalog.=) r.sequence_name
+                                AND c.relnamespace OPERATOR(pg_catalog.=)
+                                    (SELECT n.oid FROM pg_catalog.pg_namespace AS n
+                                      WHERE n.nspname OPERATOR(pg_catalog.=) r.sequence_schema))::regclass AS seq) AS g
  CROSS JOIN LATERAL (SELECT CASE WHEN g.seq IS NOT NULL AND pg_catalog.has_sequence_privilege(g.seq, 'SELECT, USAGE')
                                  THEN pg_catalog.pg_sequence_last_value(g.seq) END AS raw_state) AS raw
  CROSS JOIN LATERAL (SELECT v.state,

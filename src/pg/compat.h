@@ -1,23 +1,33 @@
 /*
  * compat.h — the PostgreSQL API differences between the majors shardid
- * builds against (14 to 18). Every PG_VERSION_NUM test of the glue lives
+ * builds against: 15 to 19 (tested on 15, 17, 18 and 19; 16 is expected to
+ * build, its APIs are covered here, but no Debian suite carries it; 14 and
+ * older are not supported). Every PG_VERSION_NUM test of the glue lives
  * here, so each file reads as if written for one major.
  *
  * The sequence page, its tuple and the XLOG_SEQ_LOG record that next_id()
- * writes are the same from 14 to 18; only names moved:
+ * writes are the same from 15 to 19; only names moved:
  *  - 16 renamed RelFileNode to RelFileLocator (xl_seq_rec.locator,
  *    Relation->rd_locator);
  *  - 17 moved the top transaction's local id into MyProc->vxid;
  *  - 18 asks modules for their name and version in the magic block;
- *  - 15 added MarkGUCPrefixReserved (14 warns on placeholders instead);
- *  - 15 added InitMaterializedSRF (14 sets up the tuplestore by hand).
+ *  - 19 moved xl_seq_rec and XLOG_SEQ_LOG to commands/sequence_xlog.h and
+ *    made the sequence page's magic public there (sequence.c kept it
+ *    private before), passes syscache callbacks a SysCacheIdentifier
+ *    rather than an int, and gives table_beginscan() a flags argument.
  */
 #pragma once
 
 extern "C" {
 #include "postgres.h"
 
+#include "access/tableam.h"
+#include "commands/sequence.h"
 #include "storage/proc.h"
+#include "utils/inval.h"
+#if PG_VERSION_NUM >= 190000
+#include "commands/sequence_xlog.h"
+#endif
 }
 
 /* The local id of this backend's top transaction. */
@@ -41,38 +51,30 @@ extern "C" {
 #define SHARDID_MODULE_MAGIC PG_MODULE_MAGIC
 #endif
 
-/* Reserves the shardid.* GUC prefix after the GUCs are defined. */
-#if PG_VERSION_NUM >= 150000
-#define SHARDID_RESERVE_GUC_PREFIX(prefix) MarkGUCPrefixReserved(prefix)
-#else
-#define SHARDID_RESERVE_GUC_PREFIX(prefix) EmitWarningsOnPlaceholders(prefix)
+/*
+ * The special space of a sequence page: 19's sequence_xlog.h declares it;
+ * before, only sequence.c did, with the same value and layout.
+ */
+#if PG_VERSION_NUM < 190000
+#define SEQ_MAGIC 0x1717
+
+typedef struct sequence_magic
+{
+	uint32 magic;
+} sequence_magic;
 #endif
 
-/* Sets up a set-returning function's tuplestore, materialize mode. */
-#if PG_VERSION_NUM < 150000
-extern "C" {
-#include "funcapi.h"
-#include "miscadmin.h"
-#include "utils/tuplestore.h"
-}
+/* The cache id a syscache invalidation callback receives. */
+#if PG_VERSION_NUM >= 190000
+typedef SysCacheIdentifier SyscacheCallbackId;
+#else
+typedef int SyscacheCallbackId;
+#endif
 
-static inline void
-InitMaterializedSRF(FunctionCallInfo fcinfo, bits32)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	TupleDesc tupdesc;
-
-	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
-		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						errmsg("set-valued function called in context that cannot accept a set")));
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-
-	MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
-
-	rsinfo->returnMode = SFRM_Materialize;
-	rsinfo->setDesc = CreateTupleDescCopy(tupdesc);
-	rsinfo->setResult = tuplestore_begin_heap(true, false, work_mem);
-	MemoryContextSwitchTo(old);
-}
+/* A sequential scan of a table with a snapshot; 19 takes scan flags too. */
+#if PG_VERSION_NUM >= 190000
+#define SHARDID_TABLE_BEGINSCAN(rel, snap, nkeys, keys)                                            \
+	table_beginscan(rel, snap, nkeys, keys, SO_NONE)
+#else
+#define SHARDID_TABLE_BEGINSCAN(rel, snap, nkeys, keys) table_beginscan(rel, snap, nkeys, keys)
 #endif

@@ -14,10 +14,20 @@
  * (non-transactional and WAL-logged, so an aborted transaction still
  * counts; from C, so ordinary roles need no privilege on the marker and
  * cannot advance it themselves), rereads the layout and starts over with
- * it. configure() locks layout_config and refuses once ids_issued
- * is_called; a backend marking the sequence while configure() runs reads
- * the layout after configure() commits, because it reads with a fresh
- * snapshot and its AccessShareLock waits for configure()'s lock.
+ * it. configure() locks layout_config and refuses once IDs have been
+ * issued (_refuse_issued_layout(): ids_issued is_called, a generator holds
+ * a state, or a freeze record exists); a backend marking the sequence while
+ * configure() runs reads the layout after configure() commits, because it
+ * reads with a fresh snapshot and its AccessShareLock waits for
+ * configure()'s lock.
+ *
+ * setval() and PostgreSQL 19's sequence replication can reset the marker
+ * and the generators, so marking also writes the freeze record: a row of
+ * shardid.layout_freeze, which no sequence operation reaches and whose
+ * trigger refuses every UPDATE, DELETE and TRUNCATE. The insert is
+ * transactional: until this backend has seen a committed row, each new
+ * transaction that issues marks again (freeze_pending_lxid), so a rolled
+ * back record is written again.
  *
  * A transaction that decodes keeps AccessShareLock on layout_config until
  * it ends, as any reader of a table does, so configure() (which takes
@@ -83,6 +93,12 @@ static LocalTransactionId layout_changed_lxid = InvalidLocalTransactionId;
 /* The transaction (local id) that holds its lock on layout_config. */
 static LocalTransactionId layout_locked_lxid = InvalidLocalTransactionId;
 
+/*
+ * The transaction (local id) that wrote or saw an uncommitted freeze record
+ * here; invalid once a committed one was seen (or there is no table).
+ */
+static LocalTransactionId freeze_pending_lxid = InvalidLocalTransactionId;
+
 /* Forgets the cached layout; the next current_layout() reads it again. */
 static void
 forget_layout(void)
@@ -99,12 +115,20 @@ layout_relcache_callback(Datum, Oid relid)
 		forget_layout();
 }
 
+/* OID of an object of the extension's schema, or InvalidOid. */
+static Oid
+shardid_relation_oid_if_exists(const char *relname)
+{
+	Oid nsp = get_namespace_oid("shardid", true);
+
+	return OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
+}
+
 /* OID of an object of the extension's schema, erroring if it is missing. */
 static Oid
 shardid_relation_oid(const char *relname)
 {
-	Oid nsp = get_namespace_oid("shardid", true);
-	Oid relid = OidIsValid(nsp) ? get_relname_relid(relname, nsp) : InvalidOid;
+	Oid relid = shardid_relation_oid_if_exists(relname);
 
 	if (!OidIsValid(relid))
 		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -118,7 +142,7 @@ static shardid::Layout
 read_layout(Relation rel, Snapshot snap, bool *uncommitted)
 {
 	snap = RegisterSnapshot(snap);
-	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
+	TableScanDesc scan = SHARDID_TABLE_BEGINSCAN(rel, snap, 0, NULL);
 	shardid::Layout layout = shardid::kDefaultLayout;
 	HeapTuple tup;
 	int rows = 0;
@@ -252,6 +276,10 @@ current_layout(void)
 bool
 generator_layout(shardid::Layout *layout)
 {
+	/* the freeze record of an earlier transaction may have rolled back */
+	if (unlikely(freeze_pending_lxid != InvalidLocalTransactionId) &&
+		freeze_pending_lxid != SHARDID_MY_LXID())
+		layout_marked = false;
 	if (unlikely(!layout_marked))
 	{
 		refuse_uncommitted_layout();
@@ -262,13 +290,79 @@ generator_layout(shardid::Layout *layout)
 	return layout_marked;
 }
 
+/*
+ * Writes the freeze record (layout_freeze) with this layout, unless a row
+ * is there. A database still on 0.1 has no such table: nothing to write.
+ */
+static void
+record_freeze(const shardid::Layout &layout)
+{
+	Oid relid = shardid_relation_oid_if_exists("layout_freeze");
+
+	freeze_pending_lxid = InvalidLocalTransactionId;
+	if (!OidIsValid(relid))
+		return;
+
+	Relation rel = table_open(relid, RowExclusiveLock);
+	Snapshot snap = RegisterSnapshot(GetLatestSnapshot());
+	TableScanDesc scan = SHARDID_TABLE_BEGINSCAN(rel, snap, 0, NULL);
+	HeapTuple tup;
+	bool committed = false;
+	bool mine = false;
+
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
+		{
+			committed = true;
+			break;
+		}
+		mine = true;
+	}
+	table_endscan(scan);
+	UnregisterSnapshot(snap);
+
+	if (!committed && !mine)
+	{
+		Datum values[4] = {TimestampTzGetDatum(GetCurrentTimestamp()),
+						   Int64GetDatum(layout.epoch_ms), Int32GetDatum(layout.shard_bits),
+						   Int32GetDatum(layout.seq_bits)};
+		bool nulls[4] = {false, false, false, false};
+		HeapTuple row = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+
+		simple_heap_insert(rel, row);
+		heap_freetuple(row);
+	}
+	table_close(rel, NoLock);
+	if (!committed)
+		freeze_pending_lxid = SHARDID_MY_LXID();
+}
+
 void
 mark_layout_in_use(void)
 {
 	(void) nextval_internal(shardid_relation_oid("ids_issued"), false);
 	load_layout();
 	refuse_uncommitted_layout();
+	record_freeze(cached_layout);
 	layout_marked = true;
+}
+
+/* Whether layout_freeze holds a row visible to the active snapshot. */
+static bool
+freeze_recorded(void)
+{
+	Oid relid = shardid_relation_oid_if_exists("layout_freeze");
+
+	if (!OidIsValid(relid))
+		return false;
+	Relation rel = table_open(relid, AccessShareLock);
+	TableScanDesc scan = SHARDID_TABLE_BEGINSCAN(rel, GetActiveSnapshot(), 0, NULL);
+	bool found = heap_getnext(scan, ForwardScanDirection) != NULL;
+
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
 }
 
 int64
@@ -397,7 +491,7 @@ shardid_layout(PG_FUNCTION_ARGS)
 		lfcinfo->args[0].value = ObjectIdGetDatum(shardid_relation_oid("ids_issued"));
 		lfcinfo->args[0].isnull = false;
 		(void) pg_sequence_last_value(lfcinfo);
-		issued = !lfcinfo->isnull;
+		issued = !lfcinfo->isnull || freeze_recorded();
 	}
 
 	values[0] = TimestampTzGetDatum(unix_ms_to_timestamptz(layout.epoch_ms));

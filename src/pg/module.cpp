@@ -27,5 +27,5 @@ _PG_init(void)
 		"shardid.max_drift", "How far ahead of the clock a burst may carry a generator's time.",
 		"Past it, next_id() waits, holding no lock, until the clock catches up.",
 		&shardid_max_drift_ms, 2000, 0, 3600 * 1000, PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
-	SHARDID_RESERVE_GUC_PREFIX("shardid");
+	MarkGUCPrefixReserved("shardid");
 }

@@ -21,6 +21,15 @@
  *    an xid, so its commit flushes the WAL: after a crash the replayed state
  *    is above every ID of a committed row.
  *
+ * A generator must have no writer but next_id(): PostgreSQL 19's logical
+ * replication of sequences (CREATE PUBLICATION ... FOR ALL SEQUENCES) sets
+ * a subscriber's sequence to the publisher's state at every REFRESH, lower
+ * than IDs issued here if need be. next_id() therefore refuses a sequence
+ * that a subscription synchronises (listed in pg_subscription_rel). The
+ * lookup runs when a backend first uses a generator and again after any
+ * change to pg_subscription_rel (a syscache invalidation), not per call;
+ * before 19 the catalog lists only tables, and the lookup finds nothing.
+ *
  * _raise_generator(seq, state), for sync_generators(), follows setval():
  * RowExclusiveLock, the same buffer lock, log_cnt reset and the new state
  * WAL-logged. It compares and writes under the buffer lock, so it never
@@ -31,11 +40,14 @@
 #include "compat.h"
 
 extern "C" {
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "catalog/pg_sequence.h"
+#include "catalog/pg_subscription.h"
+#include "catalog/pg_subscription_rel.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -43,6 +55,8 @@ extern "C" {
 #include "storage/proc.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/catcache.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -54,17 +68,8 @@ PG_FUNCTION_INFO_V1(shardid_next_id);
 PG_FUNCTION_INFO_V1(shardid_raise_generator);
 }
 
-/* PostgreSQL's sequence page magic (sequence.c keeps it private). */
-constexpr uint32 kSeqMagic = 0x1717;
-
 /* How far ahead of the issued state the WAL-logged state runs. */
 constexpr int64 kLogAheadMs = 32;
-
-/* Special space of a sequence page, as sequence.c lays it out. */
-struct SequenceMagic
-{
-	uint32 magic;
-};
 
 /*
  * Sequences this backend has locked and checked in its current transaction,
@@ -101,6 +106,14 @@ struct DriftCeiling
 static DriftCeiling ceilings[kCheckedSlots];
 static int next_ceiling = 0;
 
+/*
+ * Generators this backend found synchronised by no subscription; emptied
+ * whenever pg_subscription_rel changes. A miss only costs a catalog cache
+ * lookup, so a few slots, reused in turn, are enough.
+ */
+static Oid unsubscribed[kCheckedSlots];
+static int next_unsubscribed = 0;
+
 /* The lead ceiling slot of a generator, claiming one if it has none. */
 static int64 *
 lead_ceiling(Oid relid)
@@ -117,7 +130,7 @@ lead_ceiling(Oid relid)
 
 /* Cache callback: forget every check (invalidations are rare). */
 static void
-forget_checked_sequences(Datum, int, uint32)
+forget_checked_sequences(Datum, SyscacheCallbackId, uint32)
 {
 	for (auto &slot : checked)
 		slot = CheckedSequence{InvalidOid, InvalidOid, InvalidLocalTransactionId};
@@ -133,9 +146,72 @@ forget_checked_relation(Datum arg, Oid relid)
 	for (auto &slot : checked)
 		if (relid == InvalidOid || slot.relid == relid)
 		{
-			forget_checked_sequences(arg, 0, 0);
+			forget_checked_sequences(arg, SEQRELID, 0);
 			return;
 		}
+}
+
+/* Cache callback: pg_subscription_rel changed, so look every generator up again. */
+static void
+forget_unsubscribed(Datum, SyscacheCallbackId, uint32)
+{
+	for (auto &relid : unsubscribed)
+		relid = InvalidOid;
+}
+
+/*
+ * Refuses a generator that a subscription synchronises: its state may be
+ * overwritten by the publisher's at the next REFRESH, so IDs issued here
+ * could be issued again.
+ */
+static void
+refuse_synchronised_sequence(Relation rel)
+{
+	Oid relid = RelationGetRelid(rel);
+	Oid subid = InvalidOid;
+
+	for (Oid seen : unsubscribed)
+		if (seen == relid)
+			return;
+
+	CatCList *rels = SearchSysCacheList1(SUBSCRIPTIONRELMAP, ObjectIdGetDatum(relid));
+
+	for (int i = 0; i < rels->n_members; i++)
+	{
+		Oid member = ((Form_pg_subscription_rel) GETSTRUCT(&rels->members[i]->tuple))->srsubid;
+
+		if (!OidIsValid(subid) || member < subid)
+			subid = member;
+	}
+	ReleaseSysCacheList(rels);
+
+	if (!OidIsValid(subid))
+	{
+		unsubscribed[next_unsubscribed] = relid;
+		next_unsubscribed = (next_unsubscribed + 1) % kCheckedSlots;
+		return;
+	}
+
+	const char *subname = "?";
+	HeapTuple sub = SearchSysCache1(SUBSCRIPTIONOID, ObjectIdGetDatum(subid));
+
+	if (HeapTupleIsValid(sub))
+	{
+		subname = pstrdup(NameStr(((Form_pg_subscription) GETSTRUCT(sub))->subname));
+		ReleaseSysCache(sub);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("sequence %s is synchronized by logical replication",
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+											   RelationGetRelationName(rel))),
+			 errdetail("Subscription \"%s\" sets it to the publisher's state (ALTER SUBSCRIPTION "
+					   "... REFRESH SEQUENCES), lower than IDs issued here if need be.",
+					   subname),
+			 errhint("Drop subscription \"%s\", or remove the sequence from its publication and "
+					 "run ALTER SUBSCRIPTION ... REFRESH PUBLICATION; then run "
+					 "shardid.sync_generators().",
+					 subname)));
 }
 
 /* Refuses a sequence that cannot hold the generator's state durably. */
@@ -202,6 +278,7 @@ open_generator(Oid relid, const shardid::Layout &layout)
 	{
 		CacheRegisterRelcacheCallback(forget_checked_relation, (Datum) 0);
 		CacheRegisterSyscacheCallback(SEQRELID, forget_checked_sequences, (Datum) 0);
+		CacheRegisterSyscacheCallback(SUBSCRIPTIONRELMAP, forget_unsubscribed, (Datum) 0);
 		callbacks_registered = true;
 	}
 
@@ -217,6 +294,7 @@ open_generator(Oid relid, const shardid::Layout &layout)
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
 						errmsg("sequence with OID %u does not exist", relid)));
 	check_sequence(rel, layout);
+	refuse_synchronised_sequence(rel);
 
 	checked[next_slot] = CheckedSequence{relid, userid, lxid};
 	next_slot = (next_slot + 1) % kCheckedSlots;
@@ -231,9 +309,9 @@ lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple)
 	LockBuffer(*buf, BUFFER_LOCK_EXCLUSIVE);
 
 	Page page = BufferGetPage(*buf);
-	auto *sm = reinterpret_cast<SequenceMagic *>(PageGetSpecialPointer(page));
+	auto *sm = reinterpret_cast<sequence_magic *>(PageGetSpecialPointer(page));
 
-	if (sm->magic != kSeqMagic)
+	if (sm->magic != SEQ_MAGIC)
 		elog(ERROR, "bad magic number in sequence \"%s\": %08X", RelationGetRelationName(rel),
 			 sm->magic);
 
@@ -356,7 +434,7 @@ restart:
 			UnlockReleaseBuffer(buf);
 			relation_close(rel, NoLock);
 			mark_layout_in_use();
-			forget_checked_sequences((Datum) 0, 0, 0);
+			forget_checked_sequences((Datum) 0, SEQRELID, 0);
 			goto restart;
 		}
 

@@ -21,7 +21,8 @@ cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
 source test/lib/apps.sh
-export PATH=$(pg_config --bindir):$PATH
+PATH=$(pg_config --bindir):$PATH
+export PATH
 MB=${SHARDID_APPS_MB:-10}
 
 JS=0

@@ -4,11 +4,11 @@
 # layout and under a configured one (in a second database), most above 2^53,
 # are written with their server-side decodes and short codes to a JSON
 # fixture, and both clients' own test suites run against it with Debian's
-# python3 and nodejs. Then the README's "From applications" examples run
+# python3 and nodejs. Then the examples of docs/applications.md ("Decoding
+# IDs in the application") run
 # with psycopg and node-postgres.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-top=$PWD
 source test/lib/e2e.sh
 
 # Debian's interpreters, not whatever else is first in PATH. A machine
@@ -115,13 +115,13 @@ grep -q "^# skipped 0$" "$work/node.log" || { cat "$work/node.log"; fail "node f
 grep -E "^# (tests|pass|fail)" "$work/node.log"
 echo "ok - js client agrees with the server"
 
-# The README's "From applications" examples: printed there as they are here,
+# The examples of docs/applications.md: printed there as they are here,
 # and run against a table like the README's, with psycopg and node-postgres.
 for f in clients/python/example_app.py clients/js/example-app.mjs; do
-	"$PYTHON" -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open("README.md").read())' "$f" ||
-		fail "README.md does not show $f as it is"
+	"$PYTHON" -c 'import sys; sys.exit(open(sys.argv[1]).read() not in open("docs/applications.md").read())' "$f" ||
+		fail "docs/applications.md does not show $f as it is"
 done
-echo "ok - README.md shows both examples as tested"
+echo "ok - docs/applications.md shows both examples as tested"
 q -d default_db -c "CREATE SEQUENCE public.photos_gen AS bigint" \
 	-c "CREATE TABLE public.photos (id bigint PRIMARY KEY DEFAULT shardid.next_id(5, 'public.photos_gen'), caption text)"
 # expected OUTPUT-FORMAT ID — the example's first line, from the server's decode of ID

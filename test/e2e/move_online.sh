@@ -29,6 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
+need_extension plproxy
 PATH=$(pg_config --bindir):$PATH
 export PATH
 MB=${SHARDID_MOVE_MB:-300}
@@ -331,19 +332,19 @@ expect "offline move: nothing left behind" "$(leftovers)" "$clean"
 # --- 6. rebalance: node c is empty ------------------------------------------------
 counts() { sql "$R" <<<"SELECT string_agg(n.node || '=' || (SELECT count(*) FROM shardid.shard_placement p WHERE p.node = n.node), ' ' ORDER BY n.node) FROM shardid.nodes n"; }
 before_counts=$(counts)
-plan=$("$top/bin/shardid-rebalance" --router "$R" --dry-run 2>/dev/null)
+plan=$("$top/bin/shardid-rebalance" --router "$R" --strategy by_count --dry-run 2>/dev/null)
 echo "# placement $before_counts; plan:"; sed 's/^/#   /' <<<"$plan"
 expect "dry run: nothing moved" "$(counts)" "$before_counts"
 [ -n "$plan" ] && ! grep -qv '^move shard [0-9]* from [ab] to c$' <<<"$plan" || fail "dry-run plan: $plan"
 ok "dry run plans moves from a and b to c only ($(wc -l <<<"$plan") moves)"
-made=$("$top/bin/shardid-rebalance" --router "$R" --offline --drop-old 2>"$router_DIR/rebalance.log") ||
+made=$("$top/bin/shardid-rebalance" --router "$R" --strategy by_count --offline --drop-old 2>"$router_DIR/rebalance.log") ||
 	{ cat "$router_DIR/rebalance.log"; fail "rebalance failed"; }
 expect "rebalance made the planned moves" "$made" "$plan"
 expect "rebalanced: shards per node at most one apart" \
 	"$(sql "$R" <<<"SELECT max(c) - min(c) <= 1 FROM (SELECT count(p.shard) c FROM shardid.nodes n LEFT JOIN shardid.shard_placement p USING (node) GROUP BY n.node) t")" t
 expect "rebalanced: every shard registered on exactly its node" \
 	"$(for s in $(seq 0 15); do c=0; for x in "$A" "$B" "$C"; do c=$((c + $(sql "$x" <<<"SELECT count(*) FROM shardid.shard_registry WHERE shard = $s"))); done; echo -n "$c"; done)" 1111111111111111
-expect "rebalanced: balanced now, nothing more to move" "$("$top/bin/shardid-rebalance" --router "$R" --dry-run 2>&1)" "shardid-rebalance: balanced: nothing to move"
+expect "rebalanced: balanced now, nothing more to move" "$("$top/bin/shardid-rebalance" --router "$R" --strategy by_count --dry-run 2>&1)" "shardid-rebalance: balanced: nothing to move"
 expect "rebalance: nothing left behind" "$(leftovers)" "$clean"
 
 echo "move_online: all checks passed"

@@ -10,8 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
-export PATH=$(pg_config --bindir):$PATH
-
+PATH=$(pg_config --bindir):$PATH
+export PATH
+need_extension plproxy
 
 pg_start node_a
 pg_start node_b

@@ -5,7 +5,10 @@
 # one a release zip holds (not built, not ignored; release_zip.sh installs
 # the zip), its PostgreSQL prerequisite is debian/pgversions'
 # oldest major, debian/changelog packages the same upstream version, and
-# CHANGELOG.md has a section for it.
+# CHANGELOG.md has a section for it; and the supported PostgreSQL majors
+# are stated once: src/pg/compat.h's range and tested majors agree with
+# debian/pgversions, META.json, the README's versions table and the majors
+# test/matrix runs by default.
 # Needs no server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -65,4 +68,23 @@ bad("debian/changelog packages $ENV{DEB}, upstream $up, not $v") unless $up eq $
 if (@bad) { print "FAIL: META.json: $_\n" for @bad; exit 1 }
 print "ok - META.json: version $v = shardid.control $ENV{CTL} = debian/changelog $ENV{DEB}; provides $p->{file}; PostgreSQL >= $ENV{PGMIN}\n";
 ' || fail "release metadata disagree"
+# One truth for the PostgreSQL majors: compat.h states the range and the
+# tested majors; everything else must say the same.
+range=$(sed -n 's/.*builds against: \([0-9][0-9]*\) to \([0-9][0-9]*\).*/\1 \2/p' src/pg/compat.h)
+[ -n "$range" ] || fail "src/pg/compat.h does not state 'builds against: A to B'"
+read -r lo hi <<<"$range"
+tested=$(sed -n '/tested on/{s/.*tested on \([0-9, and]*\).*/\1/;s/ and /,/;s/[ ]//g;p;q}' src/pg/compat.h)
+[ -n "$tested" ] || fail "src/pg/compat.h does not state 'tested on ...'"
+[ "$pgmin" = "$lo" ] || fail "debian/pgversions starts at $pgmin, src/pg/compat.h at $lo"
+matrix=$(sed -n 's/^majors=\([0-9,]*\)$/\1/p' test/matrix)
+[ "$matrix" = "$tested" ] || fail "test/matrix runs $matrix by default, src/pg/compat.h says tested on $tested"
+readme_tested=$(sed -n '/^## Supported PostgreSQL versions/,/^## /s/^| \([0-9][0-9]*\) | tested.*/\1/p' README.md | sort -n | paste -sd,)
+[ "$readme_tested" = "$tested" ] || fail "README's versions table says tested: ${readme_tested:-none}, src/pg/compat.h: $tested"
+for m in ${tested//,/ }; do
+	{ [ "$m" -ge "$lo" ] && [ "$m" -le "$hi" ]; } || fail "tested major $m is outside compat.h's range $lo to $hi"
+done
+sed -n '/^## Supported PostgreSQL versions/,/^## /p' README.md | grep -q "^| $((lo - 1)) and older | not supported" ||
+	fail "README's versions table does not say '$((lo - 1)) and older | not supported'"
+echo "ok - PostgreSQL $lo to $hi, tested on $tested: compat.h, debian/pgversions, META.json, README and test/matrix agree"
+
 echo "release_meta: all checks passed"

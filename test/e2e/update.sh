@@ -14,7 +14,6 @@
 # Starts its own server; exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-top=$PWD
 source test/lib/e2e.sh
 
 # Released scripts never change: each release adds its install script here
@@ -150,6 +149,16 @@ SQL
 	err=$(psql -X -q -d "$db" -c '\set VERBOSITY verbose' -c "SELECT shardid.configure('2021-01-01')" 2>&1 || true)
 	echo "$err" | grep -q 55000 || fail "$old: configure() after the update was not refused with 55000: $err"
 	echo "ok - the layout stays frozen (configure refused, 55000)"
+	# ... and no longer by the marker alone: the update started the freeze
+	# record, which setval() and sequence replication cannot reset
+	rec=$(q -d "$db" -c "SELECT count(*) || '|' || min(epoch_ms) || '|' || min(shard_bits) || '|' || min(seq_bits)
+	                      FROM shardid.layout_freeze")
+	[ "$rec" = "1|1580608922202|11|12" ] || fail "$old: freeze record after the update: $rec"
+	q -d "$db" -c "SELECT setval('shardid.ids_issued', 1, false)" >/dev/null
+	err=$(psql -X -q -d "$db" -c '\set VERBOSITY verbose' -c "SELECT shardid.configure('2021-01-01')" 2>&1 || true)
+	echo "$err" | grep -q 55000 || fail "$old: configure() after setval(ids_issued) was not refused: $err"
+	q -d "$db" -c "SELECT setval('shardid.ids_issued', 1, true)" >/dev/null
+	echo "ok - the update wrote the freeze record ($rec): configure refused with the marker reset"
 
 	# New IDs continue above the old ones, on the same shard.
 	check=$(q -d "$db" <<'SQL'

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # PYTHON, NODE, NODES, ...: set here for the scripts that source this file
 # test/lib/apps.sh — shared by the application tests (test/e2e/apps*.sh,
 # pgbouncer.sh): Debian packages or a visible skip, Debian's node with
 # node-pg, and a router with two data nodes holding 16 shards.
@@ -63,6 +64,7 @@ apps_js_dir() {
 # table posts (id, user_id, body): 0-7 on a, 8-15 on b. Sets A, B, R (connect
 # strings) and NODES (JSON {"a": A, "b": B}).
 apps_cluster() {
+	need_extension plproxy	# the router's placement lives in its PL/Proxy cluster
 	local logical=("wal_level = logical" "max_wal_senders = 20" "max_replication_slots = 20"
 		"max_logical_replication_workers = 8" "wal_sender_timeout = 5s" "wal_receiver_status_interval = 1s")
 	pg_start node_a "${logical[@]}" "$@"

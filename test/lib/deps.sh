@@ -1,30 +1,110 @@
+# shellcheck shell=bash
 # test/lib/deps.sh — install the Debian packages shardid builds and tests with,
 # for one PostgreSQL major. Source it and call install_deps; it installs only
 # what is missing and puts that major's programs first in PATH.
 #
-# SHARDID_PG is the major (default 15, Debian 12's; 17 and 18 in the trixie
-# and forky roots of test/matrix). postgresql-server-dev-NN pulls in the
-# clang and LLVM that the server's bitcode rules use.
+# SHARDID_PG is the major (default 15, Debian 12's; 17, 18 and 19 in the
+# trixie, forky and sid roots of test/matrix). postgresql-server-dev-NN pulls
+# in the clang and LLVM that the server's bitcode rules use.
+#
+# pgTAP and PL/Proxy come as postgresql-NN-pgtap and postgresql-NN-plproxy.
+# Where the archive has no such package for the major (19 while it is a
+# release candidate), they are built from the upstream tarball of Debian's
+# source package (apt-get source --tar-only, so apt checks it against the
+# signed index; the root needs a deb-src line: test/lib/roots.sh) with PGXS
+# against this major's pg_config, and installed. If that fails, the suites
+# that need the extension are skipped, and say why: the reason is exported
+# as SHARDID_NO_PGTAP or SHARDID_NO_PLPROXY (need_extension in e2e.sh).
 
 SHARDID_PG=${SHARDID_PG:-15}
 
 shardid_deps() {
 	echo build-essential "postgresql-$SHARDID_PG" "postgresql-server-dev-$SHARDID_PG" \
-		"postgresql-$SHARDID_PG-pgtap" "postgresql-$SHARDID_PG-plproxy" \
 		libtap-parser-sourcehandler-pgtap-perl libipc-run-perl faketime libgtest-dev gnuplot-nox
 }
 
+# The extensions the tests use: NAME SOURCE-PACKAGE BUILD-DEPENDS...
+shardid_extensions() {
+	echo "pgtap pgtap"
+	echo "plproxy postgresql-plproxy bison flex"
+}
+
+deps_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
+
+# Whether the archive (as apt last fetched it) has a package of this name.
+deps_in_archive() { apt-cache show "$1" >/dev/null 2>&1; }
+
+# build_extension NAME SOURCE BUILD-DEPENDS... — build and install NAME for
+# SHARDID_PG from the upstream tarball of Debian's SOURCE package. Prints
+# what it installed, or why it failed.
+build_extension() {
+	local name=$1 src=$2 dir log top
+	shift 2
+	dir=/var/tmp/shardid-deps/$SHARDID_PG-$name
+	log=$dir.log
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	echo "building $name for PostgreSQL $SHARDID_PG from Debian's source package $src (log: $log)" >&2
+	if ! apt-get install -y -q --no-install-recommends dpkg-dev "$@" >"$log" 2>&1; then
+		echo "could not install the build dependencies of $src ($*)"
+		return 1
+	fi
+	if ! (cd "$dir" && apt-get source -q --tar-only "$src") >>"$log" 2>&1; then
+		echo "apt-get source $src failed: $(grep -m 1 '^E:' "$log" |
+			sed -E 's/^E: Failed to fetch [^ ]*\/([^/ ]+) +([0-9]+) +([^[]*[^[ ]).*/the archive has no \1 (\2 \3)/; s/^E: //')"
+		return 1
+	fi
+	(cd "$dir" && for t in ./*.orig.tar.*; do tar -xf "$t"; done) >>"$log" 2>&1
+	top=$(find "$dir" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+	if [ -z "$top" ] || ! make -C "$top" PG_CONFIG="$PG_CONFIG" >>"$log" 2>&1 ||
+		! make -C "$top" PG_CONFIG="$PG_CONFIG" install >>"$log" 2>&1; then
+		echo "$src ($(basename "${top:-?}")) did not build against PostgreSQL $SHARDID_PG: $(grep -m 1 -E 'error' "$log")"
+		return 1
+	fi
+	echo "installed $name $(sed -n "s/^default_version = '\(.*\)'/\1/p" \
+		"$("$PG_CONFIG" --sharedir)/extension/$name.control") for PostgreSQL $SHARDID_PG (built from $(basename "$top"))"
+}
+
 install_deps() {
-	local missing=() p
+	local missing=() build=() p name src bdeps why var
+	export PATH=/usr/lib/postgresql/$SHARDID_PG/bin:$PATH
+	export PG_CONFIG=/usr/lib/postgresql/$SHARDID_PG/bin/pg_config
 	for p in $(shardid_deps) "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+		deps_installed "$p" || missing+=("$p")
+	done
+	while read -r name src bdeps; do
+		deps_installed "postgresql-$SHARDID_PG-$name" ||
+			[ -e "/usr/share/postgresql/$SHARDID_PG/extension/$name.control" ] ||
+			build+=("$name")
+	done < <(shardid_extensions)
+	export DEBIAN_FRONTEND=noninteractive
+	if [ ${#missing[@]} -gt 0 ] || [ ${#build[@]} -gt 0 ]; then
+		apt-get update -q >/dev/null
+	fi
+	# an extension the archive packages for this major is installed from there
+	local from_source=()
+	for name in "${build[@]}"; do
+		if deps_in_archive "postgresql-$SHARDID_PG-$name"; then
+			missing+=("postgresql-$SHARDID_PG-$name")
+		else
+			from_source+=("$name")
+		fi
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
 		echo "installing: ${missing[*]}"
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get update -q >/dev/null
 		apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 	fi
-	export PATH=/usr/lib/postgresql/$SHARDID_PG/bin:$PATH
-	export PG_CONFIG=/usr/lib/postgresql/$SHARDID_PG/bin/pg_config
+	while read -r name src bdeps; do
+		[[ " ${from_source[*]} " == *" $name "* ]] || continue
+		var=SHARDID_NO_${name^^}
+		# shellcheck disable=SC2086
+		if why=$(build_extension "$name" "$src" $bdeps); then
+			echo "$why"
+			unset "$var"
+		else
+			echo "$why"
+			export "$var=postgresql-$SHARDID_PG-$name is not in the archive, and $why"
+		fi
+	done < <(shardid_extensions)
+	return 0
 }

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # test/lib/e2e.sh — shared by the end-to-end scripts in test/e2e and
 # test/majors: private servers (server.sh), and the helpers they use.
 source "$(dirname "${BASH_SOURCE[0]}")/server.sh"
@@ -17,3 +18,13 @@ q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 # connstr DIR — a libpq connect string to database app of the server that
 # pg_start put in DIR (its unix socket and port).
 connstr() { echo "host=$1 port=$(cat "$1/port") user=postgres dbname=app"; }
+
+# need_extension NAME — exit 77 (skip), saying why, when the extension NAME
+# is not installed for the server on PATH (test/lib/deps.sh exports the
+# reason as SHARDID_NO_NAME when it could not build it).
+need_extension() {
+	local var=SHARDID_NO_${1^^}
+	[ -e "$(pg_config --sharedir)/extension/$1.control" ] && return 0
+	echo "SKIP: $1 is not installed for PostgreSQL $(pg_config --version | awk '{print $2}')${!var:+: ${!var}}"
+	exit 77
+}

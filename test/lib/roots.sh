@@ -78,10 +78,14 @@ root_ensure() {
 		>"$dir/etc/apt/apt.conf.d/90shardid"
 	# a root is a few GB; the downloaded .debs need not stay
 	echo 'APT::Keep-Downloaded-Packages "false";' >"$dir/etc/apt/apt.conf.d/91shardid-nokeep"
-	# 19 is in experimental: its packages, and only those, come from there
-	if [ "$major" = 19 ] && [ ! -e "$dir/etc/apt/sources.list.d/experimental.list" ]; then
+	# 19 is in experimental: its packages, and only those, come from there.
+	# No pgTAP or PL/Proxy is built for it yet: test/lib/deps.sh builds them
+	# from the suite's source packages, so the root gets deb-src lines.
+	if [ "$major" = 19 ] && [ ! -e "$dir/etc/apt/sources.list.d/shardid-19.list" ]; then
 		mirror=$(host_debian_mirror) || return 1
-		echo "deb $mirror experimental main" >"$dir/etc/apt/sources.list.d/experimental.list"
+		rm -f "$dir/etc/apt/sources.list.d/experimental.list"
+		printf 'deb %s experimental main\ndeb-src %s %s main\n' "$mirror" "$mirror" "$suite" \
+			>"$dir/etc/apt/sources.list.d/shardid-19.list"
 		printf 'Package: postgresql-19 postgresql-client-19 postgresql-server-dev-19 libpq5 libpq-dev\nPin: release a=experimental\nPin-Priority: 990\n' \
 			>"$dir/etc/apt/preferences.d/postgresql-19"
 	fi

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # test/lib/server.sh — start and stop private PostgreSQL servers for shardid's
 # scripts. Source it; it defines:
 #

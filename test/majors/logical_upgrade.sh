@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# test/majors/logical_upgrade.sh — "Upgrade to a new PostgreSQL major with
-# logical replication" (README), step by step, from PostgreSQL 15 on this
-# host to PostgreSQL 17 in its Debian trixie root (test/lib/roots.sh). Both
-# servers listen on 127.0.0.1; the 17 server subscribes to the 15 one.
+# test/majors/logical_upgrade.sh [OLD NEW] — "Upgrade to a new PostgreSQL
+# major with logical replication" (README), step by step, from PostgreSQL
+# OLD on this host (15, Debian 12's) to PostgreSQL NEW in its Debian root
+# (test/lib/roots.sh; 17, trixie's, by default). Both servers listen on
+# 127.0.0.1; the new server subscribes to the old one.
+# majors: 15 17
 #
 # The old server has a configured layout, four logical shards with two
 # sharded tables, one generator an hour ahead of the clock, and a writer
@@ -10,12 +12,14 @@
 # the cut-over and sync_generators(), every new ID of every shard is above
 # every replicated one, and every row arrived exactly once.
 #
-# Run as root (test/matrix runs it after the per-major suites).
+# Run as root (test/matrix runs it after the per-major suites, with the
+# majors of its "# majors:" line as arguments).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-TOP=$PWD
-NEW=17
-export SHARDID_PG=15
+OLD=${1:-15}
+NEW=${2:-17}
+[ "$OLD" = 15 ] || { echo "logical_upgrade.sh: the old server is this host's PostgreSQL 15, not $OLD" >&2; exit 2; }
+export SHARDID_PG=$OLD
 source test/lib/deps.sh
 source test/lib/e2e.sh
 source test/lib/roots.sh
@@ -24,12 +28,12 @@ make -s clean >/dev/null
 make -s >/dev/null
 make -s install >/dev/null
 
-# --- the old server: PostgreSQL 15 on the host ---------------------------------
+# --- the old server: PostgreSQL $OLD on the host --------------------------------
 pg_start old "listen_addresses = '127.0.0.1'" "wal_level = logical"
 OLD_PORT=$PGPORT
 old() { q -h 127.0.0.1 -p "$OLD_PORT" -d app "$@"; }
 
-# --- the new server: PostgreSQL 17 in its root ---------------------------------
+# --- the new server: PostgreSQL $NEW in its root --------------------------------
 root_ensure $NEW
 root_enter $NEW
 ROOT=$(root_dir $NEW)
@@ -57,8 +61,8 @@ root_run $NEW runuser -u postgres -- /usr/lib/postgresql/$NEW/bin/pg_ctl -D $NEW
 	-l $NEW_DIR/server.log -w -o "-c listen_addresses=127.0.0.1 -c port=$NEW_PORT -c unix_socket_directories=$NEW_DIR -c fsync=off" \
 	start >/dev/null
 new() { q -h 127.0.0.1 -p "$NEW_PORT" -d app "$@"; }
-[ "$(q -h 127.0.0.1 -p "$NEW_PORT" -d postgres -c 'SHOW server_version_num')" -ge 170000 ] ||
-	fail "the new server is not PostgreSQL 17"
+[ "$(q -h 127.0.0.1 -p "$NEW_PORT" -d postgres -c 'SHOW server_version_num')" -ge $((NEW * 10000)) ] ||
+	fail "the new server is not PostgreSQL $NEW"
 
 # --- the application on the old server -----------------------------------------
 q -h 127.0.0.1 -p "$OLD_PORT" -d postgres -c 'CREATE DATABASE app'

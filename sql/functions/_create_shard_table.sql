@@ -1,0 +1,28 @@
+-- Creates one sharded table in one shard: LIKE its template, the id column
+-- defaulting to the shard's generator. Callers have checked the shard, its
+-- schema and the template, and hold the registry lock.
+CREATE OR REPLACE FUNCTION shardid._create_shard_table(r shardid.shard_registry, t shardid.sharded_tables)
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    EXECUTE pg_catalog.format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL)',
+                              r.schema_name, t.table_name, t.template_schema, t.template_name);
+    -- LIKE copies an identity column; the generator replaces it.
+    IF EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
+                WHERE a.attrelid =
+                          pg_catalog.format('%I.%I', r.schema_name, t.table_name)::regclass
+                  AND a.attname = t.id_column
+                  AND a.attidentity <> '') THEN
+        EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I DROP IDENTITY',
+                                  r.schema_name, t.table_name, t.id_column);
+    END IF;
+    EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s, %L::regclass)',
+                              r.schema_name, t.table_name, t.id_column, r.shard,
+                              pg_catalog.format('%I.%I', r.sequence_schema, r.sequence_name));
+END
+$$;
+
+COMMENT ON FUNCTION shardid._create_shard_table(shardid.shard_registry, shardid.sharded_tables) IS
+    'Creates one sharded table in one shard, LIKE its template, id column DEFAULT shardid.next_id(shard, shard''s generator).';

@@ -1,0 +1,41 @@
+-- One batch of create_shards_proc(): creates the next batch_size shards of
+-- first..last that are not registered yet, in order, and returns how many
+-- (0: none is missing). The caller commits after each batch.
+CREATE OR REPLACE FUNCTION shardid._create_shards_batch(first integer, last integer, batch_size integer)
+    RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    g     integer;
+    made  integer := 0;
+    hint  text;
+BEGIN
+    -- Waits for any other registry writer, then sees what it committed.
+    LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
+    BEGIN
+        FOR g IN SELECT x FROM pg_catalog.generate_series(first, last) AS x
+                  WHERE NOT EXISTS (SELECT FROM shardid.shard_registry AS s WHERE s.shard = x)
+                  ORDER BY x LIMIT batch_size LOOP
+            PERFORM shardid.create_shard(g);
+            made := made + 1;
+        END LOOP;
+    EXCEPTION WHEN out_of_memory THEN
+        -- 53200 "out of shared memory" from the lock table (see create_shards()).
+        GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+        IF hint NOT LIKE '%max_locks_per_transaction%' THEN
+            RAISE;
+        END IF;
+        RAISE EXCEPTION 'a batch of % shards needs more locks than the server''s lock table has free', batch_size
+            USING ERRCODE = 'out_of_memory',
+                  DETAIL = pg_catalog.format('It ran out after %s shards (max_locks_per_transaction = %s); they were rolled back. The shards of earlier batches are committed.',
+                                             made, pg_catalog.current_setting('max_locks_per_transaction')),
+                  HINT = pg_catalog.format('Go on with smaller batches: CALL shardid.create_shards_proc(%s, %s, %s);',
+                                           first, last, GREATEST(1, batch_size / 4));
+    END;
+    RETURN made;
+END
+$$;
+
+COMMENT ON FUNCTION shardid._create_shards_batch(integer, integer, integer) IS
+    'One batch of create_shards_proc(): creates up to batch_size unregistered shards of first..last, in order; returns how many.';

@@ -1,0 +1,59 @@
+-- One batch of create_table_proc(): creates the registered sharded table in
+-- the next batch_size shards that lack it, in shard order, and returns how
+-- many (0: every shard has it). The caller commits after each batch.
+CREATE OR REPLACE FUNCTION shardid._create_table_batch(table_name name, batch_size integer)
+    RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t     shardid.sharded_tables;
+    r     shardid.shard_registry;
+    made  integer := 0;
+    hint  text;
+BEGIN
+    -- Waits for any other registry writer, then sees what it committed.
+    LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
+    SELECT * INTO t FROM shardid.sharded_tables AS x WHERE x.table_name = _create_table_batch.table_name;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'sharded table "%" is no longer registered', table_name
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Its row of shardid.sharded_tables was deleted while create_table_proc() ran.';
+    END IF;
+    IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', t.template_schema, t.template_name)) IS NULL THEN
+        RAISE EXCEPTION 'template %.% of sharded table % no longer exists',
+                pg_catalog.quote_ident(t.template_schema), pg_catalog.quote_ident(t.template_name),
+                pg_catalog.quote_ident(t.table_name)
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Recreate the template table, or remove the row from shardid.sharded_tables.';
+    END IF;
+    BEGIN
+        -- One catalog lookup per shard, in shard order, until the batch is
+        -- full: a join with pg_class could be planned as a nested loop over
+        -- every shard's copy, once per shard.
+        FOR r IN SELECT s.* FROM shardid.shard_registry AS s
+                  WHERE pg_catalog.to_regclass(pg_catalog.format('%I.%I', s.schema_name, t.table_name)) IS NULL
+                  ORDER BY s.shard LIMIT batch_size LOOP
+            PERFORM shardid._create_shard_table(r, t);
+            made := made + 1;
+        END LOOP;
+    EXCEPTION WHEN out_of_memory THEN
+        -- 53200 "out of shared memory" from the lock table (see create_table()).
+        GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
+        IF hint NOT LIKE '%max_locks_per_transaction%' THEN
+            RAISE;
+        END IF;
+        RAISE EXCEPTION 'a batch of % shard tables needs more locks than the server''s lock table has free', batch_size
+            USING ERRCODE = 'out_of_memory',
+                  DETAIL = pg_catalog.format('It ran out after %s tables (max_locks_per_transaction = %s); they were rolled back. The tables of earlier batches are committed.',
+                                             made, pg_catalog.current_setting('max_locks_per_transaction')),
+                  HINT = pg_catalog.format('Go on with smaller batches: CALL shardid.create_table_proc(%L, %L, %s);',
+                                           pg_catalog.format('%I.%I', t.template_schema, t.template_name), t.id_column,
+                                           GREATEST(1, batch_size / 4));
+    END;
+    RETURN made;
+END
+$$;
+
+COMMENT ON FUNCTION shardid._create_table_batch(name, integer) IS
+    'One batch of create_table_proc(): creates the sharded table in up to batch_size shards that lack it, in shard order; returns how many.';

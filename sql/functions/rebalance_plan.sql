@@ -1,0 +1,51 @@
+-- The moves that would even out the nodes, without making any: the
+-- placement and the moves in progress from the router's tables, the sizes
+-- (by_size) from the nodes through shard_sizes(), the plan from the pure
+-- planner _rebalance_moves() (which says how it chooses). Every node of
+-- shardid.nodes takes part, also one that holds no shard yet. A shard in a
+-- move counts on the node it is going to (on its source while the move is
+-- being rolled back) and is not moved; so are frozen shards and
+-- excluded_shards. by_count reaches no node and reports no bytes.
+CREATE OR REPLACE FUNCTION shardid.rebalance_plan(strategy text DEFAULT 'by_size', max_moves integer DEFAULT NULL,
+                                                  excluded_shards integer[] DEFAULT '{}')
+    RETURNS TABLE (step integer, shard integer, source text, target text, bytes bigint)
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    node_names  text[];
+    placed      integer[];
+    counted_on  text[];
+    sizes       bigint[];
+    pinned      integer[];
+    size_shard  integer[] := '{}';
+    size_bytes  bigint[] := '{}';
+BEGIN
+    PERFORM shardid._check_rebalance_options(strategy, max_moves);
+    IF strategy = 'by_size' THEN
+        SELECT COALESCE(pg_catalog.array_agg(z.shard), '{}'), COALESCE(pg_catalog.array_agg(z.bytes), '{}')
+          INTO size_shard, size_bytes
+          FROM shardid.shard_sizes() AS z;
+    END IF;
+    node_names := ARRAY(SELECT n.node FROM shardid.nodes AS n);
+    SELECT COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard), '{}'),
+           COALESCE(pg_catalog.array_agg(CASE WHEN m.shard IS NULL OR m.phase = 'aborting' THEN p.node
+                                              ELSE m.target END ORDER BY p.shard), '{}'),
+           COALESCE(pg_catalog.array_agg(z.bytes ORDER BY p.shard), '{}'),
+           COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard)
+                        FILTER (WHERE m.shard IS NOT NULL OR p.frozen
+                                   OR p.shard = ANY (COALESCE(excluded_shards, '{}'))), '{}')
+      INTO placed, counted_on, sizes, pinned
+      FROM shardid.shard_placement AS p
+      LEFT JOIN shardid.shard_moves AS m ON m.shard = p.shard
+      LEFT JOIN ROWS FROM (pg_catalog.unnest(size_shard), pg_catalog.unnest(size_bytes)) AS z(shard, bytes) ON z.shard = p.shard;
+    RETURN QUERY
+        SELECT r.step, r.shard, r.source, r.target, r.bytes
+          FROM shardid._rebalance_moves(strategy, max_moves, node_names, placed, counted_on, sizes, pinned) AS r;
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid.rebalance_plan(text, integer, integer[]) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid.rebalance_plan(text, integer, integer[]) IS
+    'Router: the moves (step, shard, source, target, bytes) that would even out the nodes'' total shard size (by_size, read from the nodes) or shard count (by_count), at most max_moves; shards in a move, frozen or excluded stay put. Changes nothing.';
