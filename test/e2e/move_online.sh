@@ -87,7 +87,9 @@ wait "$writer2" || { cat "$router_DIR/writer2.log"; fail "the other writer faile
 after=$(sql "$R" <<<"SELECT count(*) FROM written")
 [ "$before" -ge 50 ] && [ "$after" -gt $((before + 50)) ] || fail "the writer did not run across the move ($before, $after)"
 ok "the writer ran across the move ($before rows before, $after at the end)"
-grep -q '^[0-9.]* copy [01]/1 [0-9]* [0-9]* [0-9-]* true$' "$router_DIR/progress.log" ||
+# (a small shard may be copied between two looks: then its figures at least)
+if [ "$MB" -ge 100 ]; then seen='copy 0/1'; else seen='[a-z_]* [01]/1'; fi
+grep -Eq "^[0-9.]* $seen [0-9]+ [0-9]+ [0-9-]+ true\$" "$router_DIR/progress.log" ||
 	{ cat "$router_DIR/progress.log"; fail "move_progress showed no copy in progress"; }
 ok "move_progress showed the copy: $(grep ' copy ' "$router_DIR/progress.log" | tail -n 1 | cut -d' ' -f2-)"
 # when each phase was first seen, and the table first ready, in s from the start
