@@ -22,7 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source test/lib/e2e.sh
-export PATH=$(pg_config --bindir):$PATH
+PATH=$(pg_config --bindir):$PATH
+export PATH
 
 started=$SECONDS
 step_start=$SECONDS
