@@ -6,13 +6,13 @@ AS $$
 DECLARE
     c pg_catalog.pg_class;
 BEGIN
-    SELECT * INTO c FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) seq;
+    SELECT * INTO c FROM pg_catalog.pg_class WHERE oid = seq;
     IF c.relkind IS DISTINCT FROM 'S' THEN
         RAISE EXCEPTION '"%" is not a sequence', seq
             USING ERRCODE = 'wrong_object_type',
                   HINT = 'next_id() keeps its state in a sequence: CREATE SEQUENCE ... AS bigint.';
     END IF;
-    IF c.relpersistence OPERATOR(pg_catalog.<>) 'p' THEN
+    IF c.relpersistence <> 'p' THEN
         RAISE EXCEPTION 'sequence "%" is %', seq,
                 CASE c.relpersistence WHEN 't' THEN 'temporary' ELSE 'unlogged' END
             USING ERRCODE = 'object_not_in_prerequisite_state',

@@ -10,14 +10,14 @@ DECLARE
     phase text;
     node  text;
 BEGIN
-    SELECT m.phase INTO phase FROM shardid.shard_moves AS m WHERE m.shard OPERATOR(pg_catalog.=) _check_move_done.shard;
+    SELECT m.phase INTO phase FROM shardid.shard_moves AS m WHERE m.shard = _check_move_done.shard;
     IF FOUND THEN
         RAISE EXCEPTION 'the move of shard % to node "%" returned unfinished (phase %)', shard, target, phase
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = pg_catalog.format('CALL shardid.move_shard(%s, %L); to go on with it, or CALL shardid.abort_move(%s); to roll it back, then rebalance again.',
                                            shard, target, shard);
     END IF;
-    SELECT p.node INTO node FROM shardid.shard_placement AS p WHERE p.shard OPERATOR(pg_catalog.=) _check_move_done.shard;
+    SELECT p.node INTO node FROM shardid.shard_placement AS p WHERE p.shard = _check_move_done.shard;
     IF node IS DISTINCT FROM target THEN
         RAISE EXCEPTION 'shard % is placed on node "%" after its move to node "%"', shard, COALESCE(node, '(none)'), target
             USING ERRCODE = 'object_not_in_prerequisite_state';

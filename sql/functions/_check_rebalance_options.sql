@@ -9,13 +9,13 @@ BEGIN
         RAISE EXCEPTION 'rebalance strategy must not be NULL' USING ERRCODE = 'null_value_not_allowed',
             HINT = 'Use by_size (the nodes'' total shard size, the default) or by_count (shards per node).';
     END IF;
-    IF strategy OPERATOR(pg_catalog.<>) ALL (ARRAY['by_size', 'by_count']) THEN
+    IF strategy <> ALL (ARRAY['by_size', 'by_count']) THEN
         RAISE EXCEPTION 'unknown rebalance strategy "%"', strategy
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'The strategies are by_size and by_count.',
                   HINT = 'Use by_size (the nodes'' total shard size, the default) or by_count (shards per node).';
     END IF;
-    IF max_moves OPERATOR(pg_catalog.<) 0 THEN
+    IF max_moves < 0 THEN
         RAISE EXCEPTION 'max_moves must not be negative (it is %)', max_moves
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give the most moves to plan or make, or NULL for no limit.';

@@ -9,7 +9,7 @@ BEGIN
     IF shard IS NULL THEN
         RAISE EXCEPTION 'shard must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF shard OPERATOR(pg_catalog.<) 0 OR shard OPERATOR(pg_catalog.>) l.max_shard THEN
+    IF shard < 0 OR shard > l.max_shard THEN
         RAISE EXCEPTION 'shard % is out of range', shard
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = pg_catalog.format('this layout has %s shard bits (0..%s)',

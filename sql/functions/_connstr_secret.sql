@@ -17,16 +17,16 @@ BEGIN
         IF o.secret THEN
             RETURN o.keyword;
         END IF;
-        IF o.keyword OPERATOR(pg_catalog.=) 'dbname'
-           AND (o.value OPERATOR(pg_catalog.~) '^postgres(ql)?://'
-                OR pg_catalog.strpos(o.value, '=') OPERATOR(pg_catalog.>) 0) THEN
+        IF o.keyword = 'dbname'
+           AND (o.value ~ '^postgres(ql)?://'
+                OR pg_catalog.strpos(o.value, '=') > 0) THEN
             BEGIN
                 found := shardid._connstr_secret(o.value);
             EXCEPTION WHEN invalid_parameter_value THEN
                 RETURN 'a dbname libpq cannot parse';
             END;
             IF found IS NOT NULL THEN
-                RETURN found OPERATOR(pg_catalog.||) ' in dbname';
+                RETURN found || ' in dbname';
             END IF;
         END IF;
     END LOOP;

@@ -11,10 +11,10 @@ BEGIN
                               r.schema_name, t.table_name, t.template_schema, t.template_name);
     -- LIKE copies an identity column; the generator replaces it.
     IF EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
-                WHERE a.attrelid OPERATOR(pg_catalog.=)
+                WHERE a.attrelid =
                           pg_catalog.format('%I.%I', r.schema_name, t.table_name)::regclass
-                  AND a.attname OPERATOR(pg_catalog.=) t.id_column
-                  AND a.attidentity OPERATOR(pg_catalog.<>) '') THEN
+                  AND a.attname = t.id_column
+                  AND a.attidentity <> '') THEN
         EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I DROP IDENTITY',
                                   r.schema_name, t.table_name, t.id_column);
     END IF;

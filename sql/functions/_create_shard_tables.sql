@@ -11,13 +11,13 @@ DECLARE
     made   integer := 0;
 BEGIN
     SELECT * INTO STRICT r FROM shardid.shard_registry AS s
-        WHERE s.shard OPERATOR(pg_catalog.=) _create_shard_tables.shard;
+        WHERE s.shard = _create_shard_tables.shard;
     FOR t IN SELECT * FROM shardid.sharded_tables ORDER BY position LOOP
         IF only_missing AND pg_catalog.to_regclass(pg_catalog.format('%I.%I', r.schema_name, t.table_name)) IS NOT NULL THEN
             CONTINUE;
         END IF;
         PERFORM shardid._create_shard_table(r, t);
-        made := made OPERATOR(pg_catalog.+) 1;
+        made := made + 1;
     END LOOP;
     RETURN made;
 END

@@ -15,10 +15,10 @@ BEGIN
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     BEGIN
         FOR g IN SELECT x FROM pg_catalog.generate_series(first, last) AS x
-                  WHERE NOT EXISTS (SELECT FROM shardid.shard_registry AS s WHERE s.shard OPERATOR(pg_catalog.=) x)
+                  WHERE NOT EXISTS (SELECT FROM shardid.shard_registry AS s WHERE s.shard = x)
                   ORDER BY x LIMIT batch_size LOOP
             PERFORM shardid.create_shard(g);
-            made := made OPERATOR(pg_catalog.+) 1;
+            made := made + 1;
         END LOOP;
     EXCEPTION WHEN out_of_memory THEN
         -- 53200 "out of shared memory" from the lock table (see create_shards()).
@@ -31,7 +31,7 @@ BEGIN
                   DETAIL = pg_catalog.format('It ran out after %s shards (max_locks_per_transaction = %s); they were rolled back. The shards of earlier batches are committed.',
                                              made, pg_catalog.current_setting('max_locks_per_transaction')),
                   HINT = pg_catalog.format('Go on with smaller batches: CALL shardid.create_shards_proc(%s, %s, %s);',
-                                           first, last, GREATEST(1, batch_size OPERATOR(pg_catalog./) 4));
+                                           first, last, GREATEST(1, batch_size / 4));
     END;
     RETURN made;
 END

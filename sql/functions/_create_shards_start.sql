@@ -13,11 +13,11 @@ BEGIN
     IF first IS NULL OR last IS NULL OR batch_size IS NULL THEN
         RAISE EXCEPTION 'create_shards_proc() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF batch_size OPERATOR(pg_catalog.<) 1 THEN
+    IF batch_size < 1 THEN
         RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF first OPERATOR(pg_catalog.>) last THEN
+    IF first > last THEN
         RAISE EXCEPTION 'empty shard range % .. %', first, last
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give the first shard, then the last (inclusive).';
@@ -29,9 +29,9 @@ BEGIN
     -- A schema of the range that is not a registered shard stops the run
     -- before anything is created, as in create_shards().
     SELECT min(g) INTO taken FROM pg_catalog.generate_series(first, last) AS g
-        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry AS s WHERE s.shard OPERATOR(pg_catalog.=) g)
+        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry AS s WHERE s.shard = g)
           AND EXISTS (SELECT FROM pg_catalog.pg_namespace AS n
-                       WHERE n.nspname OPERATOR(pg_catalog.=) shardid._shard_schema_name(g));
+                       WHERE n.nspname = shardid._shard_schema_name(g));
     IF taken IS NOT NULL THEN
         RAISE EXCEPTION 'schema "%" already exists', shardid._shard_schema_name(taken)
             USING ERRCODE = 'duplicate_schema',
@@ -39,7 +39,7 @@ BEGIN
                   HINT = pg_catalog.format('If it holds shard %s (restored from a dump), register it with shardid.attach_shard(%s).', taken, taken);
     END IF;
     SELECT count(*) INTO missing FROM pg_catalog.generate_series(first, last) AS g
-        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry AS s WHERE s.shard OPERATOR(pg_catalog.=) g);
+        WHERE NOT EXISTS (SELECT FROM shardid.shard_registry AS s WHERE s.shard = g);
     RETURN missing;
 END
 $$;

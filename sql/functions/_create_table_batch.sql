@@ -14,7 +14,7 @@ DECLARE
 BEGIN
     -- Waits for any other registry writer, then sees what it committed.
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
-    SELECT * INTO t FROM shardid.sharded_tables AS x WHERE x.table_name OPERATOR(pg_catalog.=) _create_table_batch.table_name;
+    SELECT * INTO t FROM shardid.sharded_tables AS x WHERE x.table_name = _create_table_batch.table_name;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'sharded table "%" is no longer registered', table_name
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -35,7 +35,7 @@ BEGIN
                   WHERE pg_catalog.to_regclass(pg_catalog.format('%I.%I', s.schema_name, t.table_name)) IS NULL
                   ORDER BY s.shard LIMIT batch_size LOOP
             PERFORM shardid._create_shard_table(r, t);
-            made := made OPERATOR(pg_catalog.+) 1;
+            made := made + 1;
         END LOOP;
     EXCEPTION WHEN out_of_memory THEN
         -- 53200 "out of shared memory" from the lock table (see create_table()).
@@ -49,7 +49,7 @@ BEGIN
                                              made, pg_catalog.current_setting('max_locks_per_transaction')),
                   HINT = pg_catalog.format('Go on with smaller batches: CALL shardid.create_table_proc(%L, %L, %s);',
                                            pg_catalog.format('%I.%I', t.template_schema, t.template_name), t.id_column,
-                                           GREATEST(1, batch_size OPERATOR(pg_catalog./) 4));
+                                           GREATEST(1, batch_size / 4));
     END;
     RETURN made;
 END

@@ -15,11 +15,11 @@ CREATE OR REPLACE FUNCTION shardid._generator_states()
     SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT n.nspname, s.relname,
-           CASE WHEN pg_catalog.count(g.shard) OPERATOR(pg_catalog.=) pg_catalog.count(*)
-                 AND pg_catalog.min(g.shard) OPERATOR(pg_catalog.=) pg_catalog.max(g.shard)
+           CASE WHEN pg_catalog.count(g.shard) = pg_catalog.count(*)
+                 AND pg_catalog.min(g.shard) = pg_catalog.max(g.shard)
                 THEN pg_catalog.min(g.shard) END,
            pg_catalog.array_agg(DISTINCT g.tbl),
-           CASE WHEN s.relpersistence OPERATOR(pg_catalog.=) 'p'
+           CASE WHEN s.relpersistence = 'p'
                 THEN pg_catalog.pg_sequence_last_value(s.oid::pg_catalog.regclass) END
       FROM (SELECT sdep.refobjid AS seq,
                    COALESCE(pg_catalog.pg_partition_root(d.adrelid), d.adrelid::pg_catalog.regclass) AS tbl,
@@ -27,21 +27,21 @@ AS $$
                                         '^shardid\.next_id\((-?[0-9]+),')::integer AS shard
               FROM pg_catalog.pg_attrdef AS d
               JOIN pg_catalog.pg_attribute AS a
-                ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid AND a.attnum OPERATOR(pg_catalog.=) d.adnum
-              JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) d.adrelid
+                ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+              JOIN pg_catalog.pg_class AS t ON t.oid = d.adrelid
               JOIN pg_catalog.pg_depend AS fdep
-                ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND fdep.objid OPERATOR(pg_catalog.=) d.oid
-               AND fdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-               AND fdep.refobjid OPERATOR(pg_catalog.=) 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
+                ON fdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+               AND fdep.objid = d.oid
+               AND fdep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+               AND fdep.refobjid = 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
               JOIN pg_catalog.pg_depend AS sdep
-                ON sdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND sdep.objid OPERATOR(pg_catalog.=) d.oid
-               AND sdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+                ON sdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+               AND sdep.objid = d.oid
+               AND sdep.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
              WHERE t.relkind IN ('r', 'p') AND NOT a.attisdropped) AS g
       JOIN pg_catalog.pg_class AS s
-        ON s.oid OPERATOR(pg_catalog.=) g.seq AND s.relkind OPERATOR(pg_catalog.=) 'S'
-      JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) s.relnamespace
+        ON s.oid = g.seq AND s.relkind = 'S'
+      JOIN pg_catalog.pg_namespace AS n ON n.oid = s.relnamespace
      GROUP BY n.nspname, s.relname, s.oid, s.relpersistence
 $$;
 

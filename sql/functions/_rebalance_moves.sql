@@ -83,37 +83,37 @@ BEGIN
     k := cardinality(node_name);
 
     SELECT x.sh INTO dup FROM pg_catalog.unnest(shards) AS x(sh)
-     GROUP BY x.sh HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 OR x.sh IS NULL ORDER BY x.sh LIMIT 1;
+     GROUP BY x.sh HAVING pg_catalog.count(*) > 1 OR x.sh IS NULL ORDER BY x.sh LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'shard % is given more than once', COALESCE(dup::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT x.sh INTO dup FROM ROWS FROM (pg_catalog.unnest(shards), pg_catalog.unnest(shard_nodes)) AS x(sh, nd)
-     WHERE x.nd IS NULL OR x.nd OPERATOR(pg_catalog.<>) ALL (node_name) ORDER BY x.sh LIMIT 1;
+     WHERE x.nd IS NULL OR x.nd <> ALL (node_name) ORDER BY x.sh LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'shard % is on a node that is not given', dup USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF strategy OPERATOR(pg_catalog.=) 'by_size' THEN
+    IF strategy = 'by_size' THEN
         SELECT x.sh INTO dup FROM ROWS FROM (pg_catalog.unnest(shards), pg_catalog.unnest(shard_bytes)) AS x(sh, b)
-         WHERE x.b IS NULL OR x.b OPERATOR(pg_catalog.<) 0 ORDER BY x.sh LIMIT 1;
+         WHERE x.b IS NULL OR x.b < 0 ORDER BY x.sh LIMIT 1;
         IF FOUND THEN
             RAISE EXCEPTION 'shard % has no size', dup
                 USING ERRCODE = 'invalid_parameter_value',
                       DETAIL = 'by_size needs the size in bytes (0 or more) of every shard.';
         END IF;
     END IF;
-    IF k OPERATOR(pg_catalog.<) 2 THEN
+    IF k < 2 THEN
         RETURN;
     END IF;
 
-    load := ARRAY(SELECT COALESCE(pg_catalog.sum(CASE WHEN x.nd IS NULL THEN 0 WHEN strategy OPERATOR(pg_catalog.=) 'by_count' THEN 1
+    load := ARRAY(SELECT COALESCE(pg_catalog.sum(CASE WHEN x.nd IS NULL THEN 0 WHEN strategy = 'by_count' THEN 1
                                                       ELSE x.b END), 0)::bigint
                     FROM pg_catalog.generate_series(1, k) AS g(i)
                     LEFT JOIN ROWS FROM (pg_catalog.unnest(shard_nodes), pg_catalog.unnest(shard_bytes)) AS x(nd, b)
-                      ON x.nd OPERATOR(pg_catalog.=) node_name[g.i]
+                      ON x.nd = node_name[g.i]
                    GROUP BY g.i ORDER BY g.i);
-    IF strategy OPERATOR(pg_catalog.=) 'by_size' THEN
-        SELECT pg_catalog.div(pg_catalog.sum(l), k OPERATOR(pg_catalog.*) 10)::bigint
+    IF strategy = 'by_size' THEN
+        SELECT pg_catalog.div(pg_catalog.sum(l), k * 10)::bigint
           INTO tolerance FROM pg_catalog.unnest(load) AS l;
     END IF;
 
@@ -125,7 +125,7 @@ BEGIN
       FROM (SELECT x.sh, x.b, pg_catalog.array_position(node_name, x.nd) AS ni,
                    CASE strategy WHEN 'by_count' THEN 1 ELSE x.b END AS cost
               FROM ROWS FROM (pg_catalog.unnest(shards), pg_catalog.unnest(shard_nodes), pg_catalog.unnest(shard_bytes)) AS x(sh, nd, b)
-             WHERE x.sh OPERATOR(pg_catalog.<>) ALL (COALESCE(pinned, '{}'))) AS c;
+             WHERE x.sh <> ALL (COALESCE(pinned, '{}'))) AS c;
     m := COALESCE(cardinality(cand_shard), 0);
     IF m = 0 THEN
         RETURN;

@@ -12,24 +12,24 @@ DECLARE
 BEGIN
     SELECT o.option_value INTO cur
       FROM pg_catalog.pg_foreign_server AS s, pg_catalog.pg_options_to_table(s.srvoptions) AS o
-     WHERE s.srvname OPERATOR(pg_catalog.=) 'shardid'
-       AND o.option_name OPERATOR(pg_catalog.=) ('p' OPERATOR(pg_catalog.||) _refresh_partition.shard);
+     WHERE s.srvname = 'shardid'
+       AND o.option_name = ('p' || _refresh_partition.shard);
     IF cur IS NULL THEN
         RETURN shardid.refresh_cluster();
     END IF;
     SELECT CASE WHEN p.shard IS NULL THEN
                     pg_catalog.format('service=''shardid: shard %s is not placed on any node''', g.s)
                 WHEN p.frozen THEN
-                    n.connstr OPERATOR(pg_catalog.||) ' options=''-c default_transaction_read_only=on'''
+                    n.connstr || ' options=''-c default_transaction_read_only=on'''
                 ELSE n.connstr END
       INTO want
       FROM (SELECT _refresh_partition.shard AS s) AS g
-      LEFT JOIN shardid.shard_placement AS p ON p.shard OPERATOR(pg_catalog.=) g.s
-      LEFT JOIN shardid.nodes AS n ON n.node OPERATOR(pg_catalog.=) p.node;
-    IF want OPERATOR(pg_catalog.=) cur THEN
+      LEFT JOIN shardid.shard_placement AS p ON p.shard = g.s
+      LEFT JOIN shardid.nodes AS n ON n.node = p.node;
+    IF want = cur THEN
         RETURN 0;
     END IF;
-    EXECUTE pg_catalog.format('ALTER SERVER shardid OPTIONS (SET %I %L)', ('p' OPERATOR(pg_catalog.||) shard), want);
+    EXECUTE pg_catalog.format('ALTER SERVER shardid OPTIONS (SET %I %L)', ('p' || shard), want);
     RETURN 1;
 END
 $$;

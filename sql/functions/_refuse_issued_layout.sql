@@ -29,20 +29,20 @@ BEGIN
               FROM (SELECT sdep.refobjid AS seq
                       FROM pg_catalog.pg_attrdef AS d
                       JOIN pg_catalog.pg_depend AS fdep
-                        ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-                       AND fdep.objid OPERATOR(pg_catalog.=) d.oid
-                       AND fdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-                       AND fdep.refobjid OPERATOR(pg_catalog.=) 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
+                        ON fdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+                       AND fdep.objid = d.oid
+                       AND fdep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+                       AND fdep.refobjid = 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
                       JOIN pg_catalog.pg_depend AS sdep
-                        ON sdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-                       AND sdep.objid OPERATOR(pg_catalog.=) d.oid
-                       AND sdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+                        ON sdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+                       AND sdep.objid = d.oid
+                       AND sdep.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
                     UNION
                     SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', r.sequence_schema, r.sequence_name))
                       FROM shardid.shard_registry AS r) AS g
               JOIN pg_catalog.pg_class AS c
-                ON c.oid OPERATOR(pg_catalog.=) g.seq AND c.relkind OPERATOR(pg_catalog.=) 'S'
-               AND c.relpersistence OPERATOR(pg_catalog.=) 'p'
+                ON c.oid = g.seq AND c.relkind = 'S'
+               AND c.relpersistence = 'p'
              ORDER BY c.oid::pg_catalog.regclass::text
         LOOP
             IF pg_catalog.pg_sequence_last_value(gen) IS NOT NULL THEN

@@ -12,12 +12,12 @@ BEGIN
     IF name IS NULL OR connstr IS NULL THEN
         RAISE EXCEPTION 'add_node() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF name OPERATOR(pg_catalog.!~) '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$' THEN
+    IF name !~ '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$' THEN
         RAISE EXCEPTION 'invalid node name "%"', name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'A node name is 1 to 63 characters: letters, digits, "_", "." and "-", not starting with "." or "-".';
     END IF;
-    IF connstr OPERATOR(pg_catalog.~) '^\s*$' THEN
+    IF connstr ~ '^\s*$' THEN
         RAISE EXCEPTION 'invalid connect string for node %: it is empty', name
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
@@ -30,46 +30,46 @@ BEGIN
         PERFORM FROM shardid._connstr_options(connstr);
     EXCEPTION WHEN invalid_parameter_value THEN
         RAISE EXCEPTION 'invalid connect string for node %: %', name,
-                CASE WHEN connstr OPERATOR(pg_catalog.~*) '^\s*postgres(ql)?:' THEN 'a URI libpq cannot parse'
+                CASE WHEN connstr ~* '^\s*postgres(ql)?:' THEN 'a URI libpq cannot parse'
                      ELSE SQLERRM END
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
     END;
     secret := shardid._connstr_secret(connstr);
-    IF secret IS NOT NULL AND secret OPERATOR(pg_catalog.<>) 'a dbname libpq cannot parse' THEN
+    IF secret IS NOT NULL AND secret <> 'a dbname libpq cannot parse' THEN
         RAISE EXCEPTION 'the connect string of node % must not hold a password', name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = pg_catalog.format('It sets %s. Connect strings are stored in the PL/Proxy cluster''s options, which every role can read, and in dumps.', secret),
                   HINT = 'Put the password in ~/.pgpass of the OS user that connects (the router''s and each node''s server user), or name a passfile= or service= in the connect string.';
     END IF;
-    IF connstr OPERATOR(pg_catalog.~) '^postgres(ql)?://' THEN
+    IF connstr ~ '^postgres(ql)?://' THEN
         RAISE EXCEPTION 'invalid connect string for node %: a URI', name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'Freezing a shard for a move appends options=''-c default_transaction_read_only=on'' to it, which needs key=value form.',
                   HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
     END IF;
     IF EXISTS (SELECT FROM shardid._connstr_options(connstr) AS o
-                WHERE o.keyword OPERATOR(pg_catalog.=) 'dbname'
-                  AND (o.value OPERATOR(pg_catalog.~) '^postgres(ql)?://'
-                       OR pg_catalog.strpos(o.value, '=') OPERATOR(pg_catalog.>) 0)) THEN
+                WHERE o.keyword = 'dbname'
+                  AND (o.value ~ '^postgres(ql)?://'
+                       OR pg_catalog.strpos(o.value, '=') > 0)) THEN
         RAISE EXCEPTION 'the dbname in the connect string of node % is itself a connect string', name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'libpq reads a dbname with "=" or a URI as a connect string of its own.',
                   HINT = 'Give its settings as keywords of the connect string itself.';
     END IF;
-    IF EXISTS (SELECT FROM shardid._connstr_options(connstr) AS o WHERE o.keyword OPERATOR(pg_catalog.=) 'options') THEN
+    IF EXISTS (SELECT FROM shardid._connstr_options(connstr) AS o WHERE o.keyword = 'options') THEN
         RAISE EXCEPTION 'the connect string of node % must not set options', name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'Freezing a shard for a move appends options=''-c default_transaction_read_only=on'', which would replace them.',
                   HINT = 'Set per-database or per-role settings on the node instead (ALTER DATABASE/ROLE ... SET).';
     END IF;
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
-    IF EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) add_node.name) THEN
+    IF EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node = add_node.name) THEN
         RAISE EXCEPTION 'node "%" already exists', name
             USING ERRCODE = 'duplicate_object',
                   DETAIL = pg_catalog.format('Its connect string is %s.',
                                              (SELECT pg_catalog.quote_literal(n.connstr) FROM shardid.nodes AS n
-                                               WHERE n.node OPERATOR(pg_catalog.=) add_node.name));
+                                               WHERE n.node = add_node.name));
     END IF;
     INSERT INTO shardid.nodes (node, connstr) VALUES (name, connstr);
     PERFORM shardid.refresh_cluster();

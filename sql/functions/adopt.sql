@@ -25,27 +25,27 @@ BEGIN
         RAISE EXCEPTION 'adopt() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     PERFORM shardid._check_shard(shard);
-    SELECT * INTO c FROM pg_catalog.pg_class WHERE oid OPERATOR(pg_catalog.=) tbl;
+    SELECT * INTO c FROM pg_catalog.pg_class WHERE oid = tbl;
     IF c.relkind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '"%" is not a table', tbl USING ERRCODE = 'wrong_object_type';
     END IF;
-    SELECT n.nspname INTO tblnsp FROM pg_catalog.pg_namespace AS n WHERE n.oid OPERATOR(pg_catalog.=) c.relnamespace;
+    SELECT n.nspname INTO tblnsp FROM pg_catalog.pg_namespace AS n WHERE n.oid = c.relnamespace;
     PERFORM shardid._check_generator(seq);
     SELECT n.nspname, x.relname INTO seqnsp, seqname
-        FROM pg_catalog.pg_class AS x JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) x.relnamespace
-        WHERE x.oid OPERATOR(pg_catalog.=) seq;
+        FROM pg_catalog.pg_class AS x JOIN pg_catalog.pg_namespace AS n ON n.oid = x.relnamespace
+        WHERE x.oid = seq;
     SELECT * INTO att FROM pg_catalog.pg_attribute AS a
-        WHERE a.attrelid OPERATOR(pg_catalog.=) tbl AND a.attname OPERATOR(pg_catalog.=) id_column
-          AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+        WHERE a.attrelid = tbl AND a.attname = id_column
+          AND a.attnum > 0 AND NOT a.attisdropped;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'column "%" of table "%" does not exist', id_column, tbl USING ERRCODE = 'undefined_column';
     END IF;
-    IF att.atttypid OPERATOR(pg_catalog.<>) 'pg_catalog.int8'::regtype THEN
+    IF att.atttypid <> 'pg_catalog.int8'::regtype THEN
         RAISE EXCEPTION 'column "%" of table "%" is %, not bigint', id_column, tbl,
                 pg_catalog.format_type(att.atttypid, att.atttypmod)
             USING ERRCODE = 'datatype_mismatch';
     END IF;
-    IF att.attidentity OPERATOR(pg_catalog.<>) '' OR att.attgenerated OPERATOR(pg_catalog.<>) '' THEN
+    IF att.attidentity <> '' OR att.attgenerated <> '' THEN
         RAISE EXCEPTION 'column "%" of table "%" is an identity or generated column', id_column, tbl
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY first.';
@@ -53,14 +53,14 @@ BEGIN
     IF NOT pg_catalog.pg_has_role(c.relowner, 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', tbl USING ERRCODE = 'insufficient_privilege';
     END IF;
-    IF NOT pg_catalog.pg_has_role((SELECT x.relowner FROM pg_catalog.pg_class AS x WHERE x.oid OPERATOR(pg_catalog.=) seq), 'USAGE') THEN
+    IF NOT pg_catalog.pg_has_role((SELECT x.relowner FROM pg_catalog.pg_class AS x WHERE x.oid = seq), 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of sequence %', seq USING ERRCODE = 'insufficient_privilege';
     END IF;
     PERFORM shardid._check_registry_privileges('adopt tables', false);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
 
     -- A shard has one generator, and a schema holds one shard.
-    SELECT * INTO reg FROM shardid.shard_registry AS s WHERE s.shard OPERATOR(pg_catalog.=) adopt.shard;
+    SELECT * INTO reg FROM shardid.shard_registry AS s WHERE s.shard = adopt.shard;
     IF FOUND AND (reg.sequence_schema, reg.sequence_name) IS DISTINCT FROM (seqnsp, seqname) THEN
         RAISE EXCEPTION 'shard % already has generator %.%', shard,
                 pg_catalog.quote_ident(reg.sequence_schema), pg_catalog.quote_ident(reg.sequence_name)
@@ -68,9 +68,9 @@ BEGIN
                   DETAIL = 'Two generators for one shard could issue the same ID.',
                   HINT = 'Adopt the table with the shard''s registered sequence.';
     END IF;
-    IF NOT FOUND AND EXISTS (SELECT FROM shardid.shard_registry AS s WHERE s.schema_name OPERATOR(pg_catalog.=) tblnsp) THEN
+    IF NOT FOUND AND EXISTS (SELECT FROM shardid.shard_registry AS s WHERE s.schema_name = tblnsp) THEN
         RAISE EXCEPTION 'schema "%" already holds shard %', tblnsp,
-                (SELECT s.shard FROM shardid.shard_registry AS s WHERE s.schema_name OPERATOR(pg_catalog.=) tblnsp)
+                (SELECT s.shard FROM shardid.shard_registry AS s WHERE s.schema_name = tblnsp)
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
 
@@ -80,21 +80,21 @@ BEGIN
     EXECUTE pg_catalog.format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
     EXECUTE pg_catalog.format('ALTER SEQUENCE %s AS bigint MAXVALUE 9223372036854775807', seq);
 
-    seq_mask := (1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1;
+    seq_mask := (1::bigint << l.seq_bits) - 1;
     EXECUTE pg_catalog.format(
-        'SELECT count(*) FILTER (WHERE %1$I OPERATOR(pg_catalog.<) 0),
-                count(*) FILTER (WHERE %1$I OPERATOR(pg_catalog.>=) 0 AND ((%1$I OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.<>) $3),
-                min(%1$I) FILTER (WHERE %1$I OPERATOR(pg_catalog.<) 0 OR ((%1$I OPERATOR(pg_catalog.>>) $1) OPERATOR(pg_catalog.&) $2) OPERATOR(pg_catalog.<>) $3),
+        'SELECT count(*) FILTER (WHERE %1$I < 0),
+                count(*) FILTER (WHERE %1$I >= 0 AND ((%1$I >> $1) & $2) <> $3),
+                min(%1$I) FILTER (WHERE %1$I < 0 OR ((%1$I >> $1) & $2) <> $3),
                 max(%1$I)
            FROM %2$s', id_column, tbl)
         INTO negatives, foreign_n, example, max_id
         USING l.seq_bits, l.max_shard::bigint, shard::bigint;
-    IF negatives OPERATOR(pg_catalog.>) 0 THEN
+    IF negatives > 0 THEN
         RAISE EXCEPTION 'table "%" holds % negative IDs', tbl, negatives
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = pg_catalog.format('For example %s. IDs of this layout are positive 63-bit values.', example);
     END IF;
-    IF foreign_n OPERATOR(pg_catalog.>) 0 THEN
+    IF foreign_n > 0 THEN
         RAISE EXCEPTION 'table "%" holds % IDs that do not belong to shard %', tbl, foreign_n, shard
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = pg_catalog.format('For example %s decodes to shard %s under this layout (%s shard bits, %s seq bits).',
@@ -102,9 +102,9 @@ BEGIN
                   HINT = 'Adopt the table with the shard its IDs were made for, or configure the layout they were made with.';
     END IF;
     SELECT COALESCE(pg_catalog.max(s.setting::bigint), 2000) INTO max_drift
-        FROM pg_catalog.pg_settings AS s WHERE s.name OPERATOR(pg_catalog.=) 'shardid.max_drift';
-    IF max_id IS NOT NULL AND shardid.id_time(max_id) OPERATOR(pg_catalog.>)
-            (pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => max_drift OPERATOR(pg_catalog./) 1000.0)) THEN
+        FROM pg_catalog.pg_settings AS s WHERE s.name = 'shardid.max_drift';
+    IF max_id IS NOT NULL AND shardid.id_time(max_id) >
+            (pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => max_drift / 1000.0)) THEN
         RAISE EXCEPTION 'the IDs of table "%" lie in the future under this layout', tbl
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = pg_catalog.format('ID %s decodes to %s; the clock reads %s.', max_id,
@@ -116,10 +116,10 @@ BEGIN
     -- is above it, so every new ID is above every existing one. A state the
     -- sequence already holds (an earlier adopt, or native IDs) is never lowered.
     IF max_id IS NOT NULL THEN
-        target := ((max_id OPERATOR(pg_catalog.>>) (l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits)) OPERATOR(pg_catalog.<<) l.seq_bits)
-                  OPERATOR(pg_catalog.|) (max_id OPERATOR(pg_catalog.&) seq_mask);
+        target := ((max_id >> (l.shard_bits + l.seq_bits)) << l.seq_bits)
+                  | (max_id & seq_mask);
         EXECUTE pg_catalog.format('SELECT last_value, is_called FROM %s', seq) INTO cur_value, cur_called;
-        IF NOT cur_called OR cur_value OPERATOR(pg_catalog.<) target THEN
+        IF NOT cur_called OR cur_value < target THEN
             PERFORM pg_catalog.setval(seq, target, true);
         END IF;
     END IF;

@@ -10,19 +10,19 @@ DECLARE
     t      shardid.sharded_tables;
     state  bigint;
     max_id bigint;
-    ahead  timestamptz := pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) '1 day'::interval;
+    ahead  timestamptz := pg_catalog.clock_timestamp() + '1 day'::interval;
     layout_text text;
 BEGIN
     PERFORM shardid._check_shard(shard);
     PERFORM shardid._check_registry_privileges('attach shards', false);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO other FROM shardid.shard_registry AS s
-        WHERE s.shard OPERATOR(pg_catalog.=) attach_shard.shard OR s.schema_name OPERATOR(pg_catalog.=) nsp;
+        WHERE s.shard = attach_shard.shard OR s.schema_name = nsp;
     IF FOUND THEN
         RAISE EXCEPTION 'shard % (schema %) is already registered', other.shard, pg_catalog.quote_ident(other.schema_name)
             USING ERRCODE = 'duplicate_object';
     END IF;
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_namespace AS n WHERE n.nspname OPERATOR(pg_catalog.=) nsp) THEN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_namespace AS n WHERE n.nspname = nsp) THEN
         RAISE EXCEPTION 'schema "%" does not exist', nsp USING ERRCODE = 'invalid_schema_name';
     END IF;
     seq := pg_catalog.to_regclass(pg_catalog.format('%I.id_seq', nsp));
@@ -41,16 +41,16 @@ BEGIN
     layout_text := pg_catalog.format('This database''s layout: epoch %s, %s shard bits, %s seq bits.',
                                      l.epoch, l.shard_bits, l.seq_bits);
     EXECUTE pg_catalog.format('SELECT last_value FROM %s', seq) INTO state;
-    IF state OPERATOR(pg_catalog.>) (9223372036854775807 OPERATOR(pg_catalog.>>) l.shard_bits) THEN
+    IF state > (9223372036854775807 >> l.shard_bits) THEN
         RAISE EXCEPTION 'generator % holds state %, past the end of this database''s layout', seq, state
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = layout_text,
                   HINT = 'The shard was made under another layout: attach it in a database configured with that layout.';
     END IF;
-    IF l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0)
-            OPERATOR(pg_catalog.>) ahead THEN
+    IF l.epoch + pg_catalog.make_interval(secs => (state >> l.seq_bits) / 1000.0)
+            > ahead THEN
         RAISE EXCEPTION 'generator % holds a state of %, more than a day ahead of the clock', seq,
-                l.epoch OPERATOR(pg_catalog.+) pg_catalog.make_interval(secs => (state OPERATOR(pg_catalog.>>) l.seq_bits) OPERATOR(pg_catalog./) 1000.0)
+                l.epoch + pg_catalog.make_interval(secs => (state >> l.seq_bits) / 1000.0)
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = layout_text,
                   HINT = 'The shard was made under another layout: attach it in a database configured with that layout.';
@@ -59,14 +59,14 @@ BEGIN
         CONTINUE WHEN pg_catalog.to_regclass(pg_catalog.format('%I.%I', nsp, t.table_name)) IS NULL;
         EXECUTE pg_catalog.format('SELECT max(%I) FROM %I.%I', t.id_column, nsp, t.table_name) INTO max_id;
         CONTINUE WHEN max_id IS NULL;
-        IF max_id OPERATOR(pg_catalog.<) 0 OR shardid.id_shard(max_id) OPERATOR(pg_catalog.<>) shard
-           OR shardid.id_time(max_id) OPERATOR(pg_catalog.>) ahead THEN
+        IF max_id < 0 OR shardid.id_shard(max_id) <> shard
+           OR shardid.id_time(max_id) > ahead THEN
             RAISE EXCEPTION 'table %.% holds ID %, not an ID of shard % under this database''s layout',
                     pg_catalog.quote_ident(nsp), pg_catalog.quote_ident(t.table_name), max_id, shard
                 USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = CASE WHEN max_id OPERATOR(pg_catalog.<) 0 THEN 'It is negative. '
+                      DETAIL = CASE WHEN max_id < 0 THEN 'It is negative. '
                                     ELSE pg_catalog.format('It decodes to shard %s at %s. ', shardid.id_shard(max_id), shardid.id_time(max_id))
-                               END OPERATOR(pg_catalog.||) layout_text,
+                               END || layout_text,
                       HINT = 'Attach the shard under its own number, in a database configured with the layout its IDs were made under.';
         END IF;
     END LOOP;

@@ -12,14 +12,14 @@ BEGIN
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     nsp := shardid._shard_schema_name(shard);
     SELECT * INTO other FROM shardid.shard_registry AS s
-        WHERE s.shard OPERATOR(pg_catalog.=) create_shard.shard;
+        WHERE s.shard = create_shard.shard;
     IF FOUND THEN
         RAISE EXCEPTION 'shard % is already registered', shard
             USING ERRCODE = 'duplicate_object',
                   DETAIL = pg_catalog.format('Its schema is %I.', other.schema_name);
     END IF;
     IF EXISTS (SELECT FROM pg_catalog.pg_namespace AS n
-                WHERE n.nspname OPERATOR(pg_catalog.=) nsp) THEN
+                WHERE n.nspname = nsp) THEN
         RAISE EXCEPTION 'schema "%" already exists', nsp
             USING ERRCODE = 'duplicate_schema',
                   DETAIL = pg_catalog.format('Shard %s would be created in it.', shard),

@@ -10,7 +10,7 @@ BEGIN
     IF first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'create_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF first OPERATOR(pg_catalog.>) last THEN
+    IF first > last THEN
         RAISE EXCEPTION 'empty shard range % .. %', first, last
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give the first shard, then the last (inclusive).';
@@ -21,7 +21,7 @@ BEGIN
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     -- Check the whole range before creating any shard.
     SELECT min(s.shard) INTO taken FROM shardid.shard_registry AS s
-        WHERE s.shard OPERATOR(pg_catalog.>=) first AND s.shard OPERATOR(pg_catalog.<=) last;
+        WHERE s.shard >= first AND s.shard <= last;
     IF taken IS NOT NULL THEN
         RAISE EXCEPTION 'shard % is already registered', taken
             USING ERRCODE = 'duplicate_object',
@@ -29,7 +29,7 @@ BEGIN
     END IF;
     SELECT min(g) INTO taken FROM pg_catalog.generate_series(first, last) AS g
         WHERE EXISTS (SELECT FROM pg_catalog.pg_namespace AS n
-                       WHERE n.nspname OPERATOR(pg_catalog.=) shardid._shard_schema_name(g));
+                       WHERE n.nspname = shardid._shard_schema_name(g));
     IF taken IS NOT NULL THEN
         RAISE EXCEPTION 'schema "%" already exists', shardid._shard_schema_name(taken)
             USING ERRCODE = 'duplicate_schema',
@@ -38,7 +38,7 @@ BEGIN
     BEGIN
         FOR g IN first .. last LOOP
             PERFORM shardid.create_shard(g);
-            made := made OPERATOR(pg_catalog.+) 1;
+            made := made + 1;
         END LOOP;
     EXCEPTION WHEN out_of_memory THEN
         -- 53200 "out of shared memory" from the lock table: every shard

@@ -15,7 +15,7 @@ BEGIN
     BEGIN
         FOR r IN SELECT * FROM shardid.shard_registry ORDER BY shard LOOP
             PERFORM shardid._create_shard_table(r, t);
-            made := made OPERATOR(pg_catalog.+) 1;
+            made := made + 1;
         END LOOP;
     EXCEPTION WHEN out_of_memory THEN
         -- 53200 "out of shared memory" from the lock table: every table

@@ -9,7 +9,7 @@ BEGIN
         RAISE EXCEPTION 'shard must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     PERFORM shardid._check_registry_privileges('detach shards', false);
-    DELETE FROM shardid.shard_registry AS s WHERE s.shard OPERATOR(pg_catalog.=) detach_shard.shard
+    DELETE FROM shardid.shard_registry AS s WHERE s.shard = detach_shard.shard
         RETURNING s.schema_name INTO nsp;
     IF nsp IS NULL THEN
         RAISE EXCEPTION 'shard % is not registered in this database', shard USING ERRCODE = 'undefined_object';

@@ -11,7 +11,7 @@ DECLARE
     p shardid.shard_placement;
 BEGIN
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
-    SELECT * INTO p FROM shardid.shard_placement AS x WHERE x.shard OPERATOR(pg_catalog.=) freeze_shard.shard;
+    SELECT * INTO p FROM shardid.shard_placement AS x WHERE x.shard = freeze_shard.shard;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
     END IF;
@@ -21,7 +21,7 @@ BEGIN
                   DETAIL = 'Another move of this shard is running, or one failed without cleaning up.',
                   HINT = pg_catalog.format('If no move is running, check node %s and run SELECT shardid.unfreeze_shard(%s);', p.node, shard);
     END IF;
-    UPDATE shardid.shard_placement AS x SET frozen = true WHERE x.shard OPERATOR(pg_catalog.=) freeze_shard.shard;
+    UPDATE shardid.shard_placement AS x SET frozen = true WHERE x.shard = freeze_shard.shard;
     PERFORM shardid._refresh_partition(shard);
     RETURN p.node;
 END

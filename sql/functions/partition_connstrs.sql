@@ -11,11 +11,11 @@ DECLARE
 BEGIN
     -- PL/Proxy allocates one slot per partition and SQL/MED keeps them all
     -- in one catalog row: 2^16 partitions is the most this supports.
-    IF l.shard_bits OPERATOR(pg_catalog.>) 16 THEN
+    IF l.shard_bits > 16 THEN
         RAISE EXCEPTION 'a PL/Proxy cluster cannot have one partition per shard with % shard bits', l.shard_bits
             USING ERRCODE = 'program_limit_exceeded',
                   DETAIL = pg_catalog.format('This layout has %s shards; the router supports at most 65536 (16 shard bits).',
-                                             l.max_shard::bigint OPERATOR(pg_catalog.+) 1);
+                                             l.max_shard::bigint + 1);
     END IF;
     RETURN QUERY
     SELECT g.s,
@@ -23,12 +23,12 @@ BEGIN
                WHEN p.shard IS NULL THEN
                    pg_catalog.format('service=''shardid: shard %s is not placed on any node''', g.s)
                WHEN p.frozen THEN
-                   n.connstr OPERATOR(pg_catalog.||) ' options=''-c default_transaction_read_only=on'''
+                   n.connstr || ' options=''-c default_transaction_read_only=on'''
                ELSE n.connstr
            END
       FROM pg_catalog.generate_series(0, l.max_shard) AS g(s)
-      LEFT JOIN shardid.shard_placement AS p ON p.shard OPERATOR(pg_catalog.=) g.s
-      LEFT JOIN shardid.nodes AS n ON n.node OPERATOR(pg_catalog.=) p.node
+      LEFT JOIN shardid.shard_placement AS p ON p.shard = g.s
+      LEFT JOIN shardid.nodes AS n ON n.node = p.node
      ORDER BY g.s;
 END
 $$;

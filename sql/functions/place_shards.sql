@@ -13,7 +13,7 @@ BEGIN
     IF node IS NULL OR first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'place_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF first OPERATOR(pg_catalog.>) last THEN
+    IF first > last THEN
         RAISE EXCEPTION 'empty shard range % .. %', first, last
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give the first shard, then the last (inclusive).';
@@ -21,14 +21,14 @@ BEGIN
     PERFORM shardid._check_shard(first);
     PERFORM shardid._check_shard(last);
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
-    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) place_shards.node) THEN
+    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node = place_shards.node) THEN
         RAISE EXCEPTION 'node "%" does not exist', node
             USING ERRCODE = 'undefined_object',
                   HINT = 'Register it first with shardid.add_node(name, connstr).';
     END IF;
     SELECT * INTO other FROM shardid.shard_placement AS p
-     WHERE p.shard OPERATOR(pg_catalog.>=) first AND p.shard OPERATOR(pg_catalog.<=) last
-       AND p.node OPERATOR(pg_catalog.<>) place_shards.node
+     WHERE p.shard >= first AND p.shard <= last
+       AND p.node <> place_shards.node
      ORDER BY p.shard LIMIT 1;
     IF FOUND THEN
         RAISE EXCEPTION 'shard % is already placed on node "%"', other.shard, other.node

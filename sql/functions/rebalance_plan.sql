@@ -22,23 +22,23 @@ DECLARE
     size_bytes  bigint[] := '{}';
 BEGIN
     PERFORM shardid._check_rebalance_options(strategy, max_moves);
-    IF strategy OPERATOR(pg_catalog.=) 'by_size' THEN
+    IF strategy = 'by_size' THEN
         SELECT COALESCE(pg_catalog.array_agg(z.shard), '{}'), COALESCE(pg_catalog.array_agg(z.bytes), '{}')
           INTO size_shard, size_bytes
           FROM shardid.shard_sizes() AS z;
     END IF;
     node_names := ARRAY(SELECT n.node FROM shardid.nodes AS n);
     SELECT COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard), '{}'),
-           COALESCE(pg_catalog.array_agg(CASE WHEN m.shard IS NULL OR m.phase OPERATOR(pg_catalog.=) 'aborting' THEN p.node
+           COALESCE(pg_catalog.array_agg(CASE WHEN m.shard IS NULL OR m.phase = 'aborting' THEN p.node
                                               ELSE m.target END ORDER BY p.shard), '{}'),
            COALESCE(pg_catalog.array_agg(z.bytes ORDER BY p.shard), '{}'),
            COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard)
                         FILTER (WHERE m.shard IS NOT NULL OR p.frozen
-                                   OR p.shard OPERATOR(pg_catalog.=) ANY (COALESCE(excluded_shards, '{}'))), '{}')
+                                   OR p.shard = ANY (COALESCE(excluded_shards, '{}'))), '{}')
       INTO placed, counted_on, sizes, pinned
       FROM shardid.shard_placement AS p
-      LEFT JOIN shardid.shard_moves AS m ON m.shard OPERATOR(pg_catalog.=) p.shard
-      LEFT JOIN ROWS FROM (pg_catalog.unnest(size_shard), pg_catalog.unnest(size_bytes)) AS z(shard, bytes) ON z.shard OPERATOR(pg_catalog.=) p.shard;
+      LEFT JOIN shardid.shard_moves AS m ON m.shard = p.shard
+      LEFT JOIN ROWS FROM (pg_catalog.unnest(size_shard), pg_catalog.unnest(size_bytes)) AS z(shard, bytes) ON z.shard = p.shard;
     RETURN QUERY
         SELECT r.step, r.shard, r.source, r.target, r.bytes
           FROM shardid._rebalance_moves(strategy, max_moves, node_names, placed, counted_on, sizes, pinned) AS r;

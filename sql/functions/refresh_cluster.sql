@@ -10,7 +10,7 @@ DECLARE
     changes integer;
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_data_wrapper AS w
-                    WHERE w.fdwname OPERATOR(pg_catalog.=) 'plproxy') THEN
+                    WHERE w.fdwname = 'plproxy') THEN
         RAISE EXCEPTION 'PL/Proxy is not installed in database %', pg_catalog.current_database()
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'The router serves the placement as the PL/Proxy cluster ''shardid'' (a foreign server of the plproxy wrapper).',
@@ -19,7 +19,7 @@ BEGIN
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
 
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_foreign_server AS s
-                    WHERE s.srvname OPERATOR(pg_catalog.=) 'shardid') THEN
+                    WHERE s.srvname = 'shardid') THEN
         SELECT pg_catalog.string_agg(pg_catalog.format('p%s %L', c.shard, c.connstr), ', ' ORDER BY c.shard),
                pg_catalog.count(*)
           INTO opts, changes
@@ -36,23 +36,23 @@ BEGIN
         SELECT o.option_name AS k, o.option_value AS v
           FROM pg_catalog.pg_foreign_server AS s,
                pg_catalog.pg_options_to_table(s.srvoptions) AS o
-         WHERE s.srvname OPERATOR(pg_catalog.=) 'shardid'
-           AND o.option_name OPERATOR(pg_catalog.~) '^p[0-9]+$'
+         WHERE s.srvname = 'shardid'
+           AND o.option_name ~ '^p[0-9]+$'
     ), want AS (
-        SELECT 'p' OPERATOR(pg_catalog.||) c.shard AS k, c.connstr AS v, c.shard
+        SELECT 'p' || c.shard AS k, c.connstr AS v, c.shard
           FROM shardid.partition_connstrs() AS c
     ), diff AS (
         SELECT CASE WHEN cur.k IS NULL THEN pg_catalog.format('ADD %s %L', want.k, want.v)
                     WHEN want.k IS NULL THEN pg_catalog.format('DROP %s', cur.k)
                     ELSE pg_catalog.format('SET %s %L', want.k, want.v) END AS op,
                COALESCE(want.shard, pg_catalog.substr(cur.k, 2)::integer) AS ord
-          FROM want FULL JOIN cur ON cur.k OPERATOR(pg_catalog.=) want.k
+          FROM want FULL JOIN cur ON cur.k = want.k
          WHERE cur.v IS DISTINCT FROM want.v
     )
     SELECT pg_catalog.string_agg(d.op, ', ' ORDER BY d.ord), pg_catalog.count(*)
       INTO opts, changes
       FROM diff AS d;
-    IF changes OPERATOR(pg_catalog.>) 0 THEN
+    IF changes > 0 THEN
         EXECUTE pg_catalog.format('ALTER SERVER shardid OPTIONS (%s)', opts);
     END IF;
     RETURN changes;

@@ -7,17 +7,17 @@ DECLARE
     held integer;
 BEGIN
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
-    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) remove_node.name) THEN
+    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node = remove_node.name) THEN
         RAISE EXCEPTION 'node "%" does not exist', name USING ERRCODE = 'undefined_object';
     END IF;
     SELECT pg_catalog.count(*) INTO held FROM shardid.shard_placement AS p
-     WHERE p.node OPERATOR(pg_catalog.=) remove_node.name;
-    IF held OPERATOR(pg_catalog.>) 0 THEN
+     WHERE p.node = remove_node.name;
+    IF held > 0 THEN
         RAISE EXCEPTION 'node "%" still holds shards (%)', name, held
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Move them to other nodes first (CALL shardid.move_shard()).';
     END IF;
-    DELETE FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) remove_node.name;
+    DELETE FROM shardid.nodes AS n WHERE n.node = remove_node.name;
 END
 $$;
 

@@ -11,15 +11,15 @@ DECLARE
     m shardid.shard_moves;
 BEGIN
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
-    SELECT * INTO p FROM shardid.shard_placement AS x WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
+    SELECT * INTO p FROM shardid.shard_placement AS x WHERE x.shard = repoint_shard.shard;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
     END IF;
-    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node OPERATOR(pg_catalog.=) repoint_shard.node) THEN
+    IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node = repoint_shard.node) THEN
         RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
     END IF;
-    SELECT * INTO m FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard FOR UPDATE;
-    IF m.shard IS NOT NULL AND (m.phase OPERATOR(pg_catalog.<>) 'caught_up' OR m.target OPERATOR(pg_catalog.<>) repoint_shard.node) THEN
+    SELECT * INTO m FROM shardid.shard_moves AS x WHERE x.shard = repoint_shard.shard FOR UPDATE;
+    IF m.shard IS NOT NULL AND (m.phase <> 'caught_up' OR m.target <> repoint_shard.node) THEN
         RAISE EXCEPTION 'shard % is being moved to node "%" (phase %)', shard, m.target, m.phase
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Only a move that has caught up on its target may be repointed, to that target.',
@@ -33,9 +33,9 @@ BEGIN
     END IF;
     UPDATE shardid.shard_placement AS x
        SET node = repoint_shard.node, frozen = false, placed_at = pg_catalog.now()
-     WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
+     WHERE x.shard = repoint_shard.shard;
     UPDATE shardid.shard_moves AS x SET phase = 'repointed', updated_at = pg_catalog.now()
-     WHERE x.shard OPERATOR(pg_catalog.=) repoint_shard.shard;
+     WHERE x.shard = repoint_shard.shard;
     PERFORM shardid._refresh_partition(shard);
 END
 $$;

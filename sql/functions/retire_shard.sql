@@ -16,9 +16,9 @@ BEGIN
         RETURN NULL;
     END IF;
     FOR t IN SELECT c.relname FROM pg_catalog.pg_class AS c
-              WHERE c.relnamespace OPERATOR(pg_catalog.=)
-                    (SELECT x.oid FROM pg_catalog.pg_namespace AS x WHERE x.nspname OPERATOR(pg_catalog.=) nsp)
-                AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[]) LOOP
+              WHERE c.relnamespace =
+                    (SELECT x.oid FROM pg_catalog.pg_namespace AS x WHERE x.nspname = nsp)
+                AND c.relkind = ANY (ARRAY['r', 'p']::"char"[]) LOOP
         EXECUTE pg_catalog.format('CREATE TRIGGER shardid_retired BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
                                    FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_retired_write(%L, %L)',
                                   nsp, t.relname, shard, target);

@@ -6,7 +6,7 @@ DECLARE
     result name;
 BEGIN
     SELECT s.schema_name INTO result FROM shardid.shard_registry AS s
-        WHERE s.shard OPERATOR(pg_catalog.=) shard_schema.shard;
+        WHERE s.shard = shard_schema.shard;
     IF result IS NULL THEN
         RAISE EXCEPTION 'shard % is not registered in this database', shard
             USING ERRCODE = 'undefined_object',

@@ -16,12 +16,12 @@ DECLARE
                CASE WHEN r.shard IS NOT NULL THEN
                    (SELECT COALESCE(pg_catalog.sum(pg_catalog.pg_total_relation_size(c.oid)), 0)::pg_catalog.int8
                       FROM pg_catalog.pg_class AS c
-                      JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-                     WHERE n.nspname OPERATOR(pg_catalog.=) r.schema_name
-                       AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m}'::pg_catalog."char"[]))
+                      JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+                     WHERE n.nspname = r.schema_name
+                       AND c.relkind = ANY ('{r,m}'::pg_catalog."char"[]))
                END
           FROM pg_catalog.unnest(%L::pg_catalog.int4[]) AS s(shard)
-          LEFT JOIN shardid.shard_registry AS r ON r.shard OPERATOR(pg_catalog.=) s.shard$q$;
+          LEFT JOIN shardid.shard_registry AS r ON r.shard = s.shard$q$;
     dblink_schema name;
     n       record;
     got_shard integer[];
@@ -33,8 +33,8 @@ DECLARE
 BEGIN
     SELECT ns.nspname INTO dblink_schema
       FROM pg_catalog.pg_extension AS e
-      JOIN pg_catalog.pg_namespace AS ns ON ns.oid OPERATOR(pg_catalog.=) e.extnamespace
-     WHERE e.extname OPERATOR(pg_catalog.=) 'dblink';
+      JOIN pg_catalog.pg_namespace AS ns ON ns.oid = e.extnamespace
+     WHERE e.extname = 'dblink';
     IF NOT FOUND THEN
         RAISE EXCEPTION 'dblink is not installed in database %', pg_catalog.current_database()
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -44,7 +44,7 @@ BEGIN
     FOR n IN
         SELECT nd.node, nd.connstr, pg_catalog.array_agg(p.shard ORDER BY p.shard) AS placed
           FROM shardid.nodes AS nd
-          JOIN shardid.shard_placement AS p ON p.node OPERATOR(pg_catalog.=) nd.node
+          JOIN shardid.shard_placement AS p ON p.node = nd.node
          GROUP BY nd.node, nd.connstr
          ORDER BY nd.node COLLATE "C"
     LOOP

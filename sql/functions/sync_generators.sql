@@ -34,8 +34,8 @@ CREATE OR REPLACE FUNCTION shardid.sync_generators()
 AS $$
 DECLARE
     l          shardid.layout_report := shardid.layout();
-    time_shift integer := l.shard_bits OPERATOR(pg_catalog.+) l.seq_bits;
-    seq_mask   bigint := (1::bigint OPERATOR(pg_catalog.<<) l.seq_bits) OPERATOR(pg_catalog.-) 1;
+    time_shift integer := l.shard_bits + l.seq_bits;
+    seq_mask   bigint := (1::bigint << l.seq_bits) - 1;
     c          record;
     lo         bigint;
     hi         bigint;
@@ -56,30 +56,30 @@ BEGIN
             SELECT s.oid::pg_catalog.regclass AS seq, d.adrelid::pg_catalog.regclass AS tbl, a.attname AS col,
                    pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
                                         '^shardid\.next_id\((-?[0-9]+),')::integer AS shard,
-                   a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype AS is_bigint,
+                   a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype AS is_bigint,
                    pg_catalog.format_type(a.atttypid, a.atttypmod) AS col_type,
                    t.relowner AS owner,
                    tn.nspname AS tbl_schema, sn.nspname AS seq_schema, s.relname AS seq_name
               FROM pg_catalog.pg_attrdef AS d
               JOIN pg_catalog.pg_attribute AS a
-                ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid AND a.attnum OPERATOR(pg_catalog.=) d.adnum
-              JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) d.adrelid
-              JOIN pg_catalog.pg_namespace AS tn ON tn.oid OPERATOR(pg_catalog.=) t.relnamespace
+                ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+              JOIN pg_catalog.pg_class AS t ON t.oid = d.adrelid
+              JOIN pg_catalog.pg_namespace AS tn ON tn.oid = t.relnamespace
               JOIN pg_catalog.pg_depend AS fdep
-                ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND fdep.objid OPERATOR(pg_catalog.=) d.oid
-               AND fdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-               AND fdep.refobjid OPERATOR(pg_catalog.=) 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
+                ON fdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+               AND fdep.objid = d.oid
+               AND fdep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+               AND fdep.refobjid = 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
               JOIN pg_catalog.pg_depend AS sdep
-                ON sdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND sdep.objid OPERATOR(pg_catalog.=) d.oid
-               AND sdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+                ON sdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+               AND sdep.objid = d.oid
+               AND sdep.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
               JOIN pg_catalog.pg_class AS s
-                ON s.oid OPERATOR(pg_catalog.=) sdep.refobjid AND s.relkind OPERATOR(pg_catalog.=) 'S'
-              JOIN pg_catalog.pg_namespace AS sn ON sn.oid OPERATOR(pg_catalog.=) s.relnamespace
-             WHERE t.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::"char"[])
-               AND t.relpersistence OPERATOR(pg_catalog.<>) 't'
-               AND s.relpersistence OPERATOR(pg_catalog.=) 'p'
+                ON s.oid = sdep.refobjid AND s.relkind = 'S'
+              JOIN pg_catalog.pg_namespace AS sn ON sn.oid = s.relnamespace
+             WHERE t.relkind = ANY (ARRAY['r', 'p']::"char"[])
+               AND t.relpersistence <> 't'
+               AND s.relpersistence = 'p'
                AND NOT a.attisdropped
             UNION ALL
             SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
@@ -103,10 +103,10 @@ BEGIN
 
         IF NOT (pg_catalog.has_sequence_privilege(c.owner, c.seq::pg_catalog.oid, 'UPDATE')
                 OR EXISTS (SELECT FROM shardid.shard_registry AS r
-                            WHERE r.sequence_schema OPERATOR(pg_catalog.=) c.seq_schema
-                              AND r.sequence_name OPERATOR(pg_catalog.=) c.seq_name
-                              AND r.schema_name OPERATOR(pg_catalog.=) c.tbl_schema
-                              AND r.shard OPERATOR(pg_catalog.=) c.shard)) THEN
+                            WHERE r.sequence_schema = c.seq_schema
+                              AND r.sequence_name = c.seq_name
+                              AND r.schema_name = c.tbl_schema
+                              AND r.shard = c.shard)) THEN
             generator := c.seq; action := 'untrusted'; table_name := c.tbl; column_name := c.col;
             max_id := NULL;
             detail := pg_catalog.format('not a registered table of the shard of %s, and its owner %s may not UPDATE that sequence: not read',
@@ -125,12 +125,12 @@ BEGIN
         EXECUTE pg_catalog.format('SELECT pg_catalog.min(%1$I), pg_catalog.max(%1$I) FROM %2$s', c.col, c.tbl)
             INTO lo, hi;
         CONTINUE WHEN hi IS NULL;
-        IF lo OPERATOR(pg_catalog.<) 0 THEN
+        IF lo < 0 THEN
             RAISE EXCEPTION 'column "%" of table "%" holds a negative ID', c.col, c.tbl
                 USING ERRCODE = 'invalid_parameter_value',
                       DETAIL = pg_catalog.format('For example %s. IDs of this layout are positive 63-bit values.', lo);
         END IF;
-        IF c.shard IS NOT NULL AND shardid.id_shard(hi) OPERATOR(pg_catalog.<>) c.shard THEN
+        IF c.shard IS NOT NULL AND shardid.id_shard(hi) <> c.shard THEN
             RAISE EXCEPTION 'the largest ID of "%"."%" is not of shard %', c.tbl, c.col, c.shard
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       DETAIL = pg_catalog.format('ID %s decodes to shard %s under this layout (%s shard bits, %s seq bits); the column DEFAULT issues shard %s.',
@@ -140,11 +140,11 @@ BEGIN
         -- The generator state whose ID is hi. Without a literal shard in the
         -- DEFAULT, the whole millisecond of hi is skipped: IDs of lower
         -- shards may hold higher counters.
-        target := ((hi OPERATOR(pg_catalog.>>) time_shift) OPERATOR(pg_catalog.<<) l.seq_bits)
-                  OPERATOR(pg_catalog.|)
+        target := ((hi >> time_shift) << l.seq_bits)
+                  |
                   CASE WHEN c.shard IS NULL THEN seq_mask
-                       ELSE hi OPERATOR(pg_catalog.&) seq_mask END;
-        IF wanted IS NULL OR target OPERATOR(pg_catalog.>) wanted THEN
+                       ELSE hi & seq_mask END;
+        IF wanted IS NULL OR target > wanted THEN
             wanted := target; wanted_tbl := c.tbl; wanted_col := c.col; wanted_id := hi;
         END IF;
     END LOOP;

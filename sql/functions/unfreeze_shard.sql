@@ -6,7 +6,7 @@ AS $$
 BEGIN
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
     UPDATE shardid.shard_placement AS x SET frozen = false
-     WHERE x.shard OPERATOR(pg_catalog.=) unfreeze_shard.shard;
+     WHERE x.shard = unfreeze_shard.shard;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
     END IF;

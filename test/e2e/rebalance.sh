@@ -20,7 +20,8 @@ cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
 need_extension plproxy
-export PATH=$(pg_config --bindir):$PATH
+PATH=$(pg_config --bindir):$PATH
+export PATH
 major=$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 
 # pg_cron for part 3, Debian's package of this major
@@ -163,6 +164,7 @@ done
 sql "$R" >/dev/null <<<"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CALL shardid.rebalance%'"
 wait $bg && fail "the terminated rebalance succeeded"
 echo "SELECT pg_advisory_unlock(hashtext('shardid_test.move_pause'), $s);" >&"${HOLD[1]}"
+# shellcheck disable=SC1083,SC2093  # closes the coprocess descriptor bash put in HOLD[1]
 exec {HOLD[1]}>&-
 wait $HOLD_PID || true
 expect "terminated mid-move: the move of shard $s to $t is left in progress" \
