@@ -59,7 +59,8 @@ apps_js_dir() {
 	ln -sfn /usr/share/nodejs/pg "$1/node_modules/pg"
 }
 
-# apps_cluster [postgresql.conf lines...] — a router (PL/Proxy, shardid) and
+# apps_cluster [postgresql.conf lines...] — a router (PL/Proxy, dblink for
+# the moves, shardid) and
 # nodes a and b (wal_level = logical) with database app; 16 shards with a
 # table posts (id, user_id, body): 0-7 on a, 8-15 on b. Sets A, B, R (connect
 # strings) and NODES (JSON {"a": A, "b": B}).
@@ -88,6 +89,7 @@ apps_cluster() {
 	done
 	q -d "$R" >/dev/null <<-EOF
 	CREATE EXTENSION plproxy;
+	CREATE EXTENSION dblink;
 	CREATE EXTENSION shardid;
 	SELECT shardid.add_node('a', '$A');
 	SELECT shardid.add_node('b', '$B');
