@@ -10,13 +10,7 @@ BEGIN
     IF first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'create_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF first > last THEN
-        RAISE EXCEPTION 'empty shard range % .. %', first, last
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give the first shard, then the last (inclusive).';
-    END IF;
-    PERFORM shardid._check_shard(first);
-    PERFORM shardid._check_shard(last);
+    PERFORM shardid._check_shard_range(first, last);
     PERFORM shardid._check_registry_privileges('create shards', true);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     -- Check the whole range before creating any shard.
