@@ -47,6 +47,7 @@ INSERT INTO public_execute VALUES
     ('shardid._check_shard(integer)', 'called by the shard functions'),
     ('shardid._check_shard_range(integer,integer)', 'called by create_shards() and create_shards_proc()'),
     ('shardid._check_templates()', 'called by create_shard() and attach_shard()'),
+    ('shardid._check_template(shardid.sharded_tables)', 'called by _check_templates() and create_table(_proc)()'),
     ('shardid._create_shard_tables(integer,boolean)', 'called by create_shard() and attach_shard()'),
     ('shardid._shard_schema_name(integer)', 'called by create_shard(s)() and attach_shard()'),
     ('shardid._fit_name(text,text)', 'called by create_time_partitions()'),

@@ -20,13 +20,7 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Its row of shardid.sharded_tables was deleted while create_table_proc() ran.';
     END IF;
-    IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', t.template_schema, t.template_name)) IS NULL THEN
-        RAISE EXCEPTION 'template %.% of sharded table % no longer exists',
-                pg_catalog.quote_ident(t.template_schema), pg_catalog.quote_ident(t.template_name),
-                pg_catalog.quote_ident(t.table_name)
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Recreate the template table, or remove the row from shardid.sharded_tables.';
-    END IF;
+    PERFORM shardid._check_template(t);
     BEGIN
         -- One catalog lookup per shard, in shard order, until the batch is
         -- full: a join with pg_class could be planned as a nested loop over

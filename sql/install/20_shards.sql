@@ -26,6 +26,7 @@
 \ir ../functions/_check_batch_size.sql
 \ir ../functions/_create_shard_table.sql
 \ir ../functions/_create_shard_tables.sql
+\ir ../functions/_check_template.sql
 \ir ../functions/_check_templates.sql
 \ir ../functions/create_shard.sql
 \ir ../functions/create_shards.sql
