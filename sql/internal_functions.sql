@@ -56,9 +56,9 @@ INSERT INTO public_execute VALUES
     ('shardid._commit_allowed()', 'called by the *_proc procedures'),
     ('shardid._check_batch_size(integer)', 'called by the *_proc procedures'),
     ('shardid._create_shards_start(integer,integer,integer)', 'called by create_shards_proc()'),
-    ('shardid._create_shards_batch(integer,integer,integer)', 'called by create_shards_proc()'),
+    ('shardid._create_shards_batch(integer,integer,integer)', 'called by create_shards() and create_shards_proc()'),
     ('shardid._create_table_start(regclass,name,integer)', 'called by create_table_proc()'),
-    ('shardid._create_table_batch(name,integer)', 'called by create_table_proc()'),
+    ('shardid._create_table_batch(name,integer)', 'called by create_table() and create_table_proc()'),
     ('shardid._register_table(text,regclass,name,boolean)', 'called by create_table() and create_table_proc()'),
     ('shardid._create_shard_table(shardid.shard_registry,shardid.sharded_tables)', 'called by the shard functions and procedures'),
     ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does');
