@@ -154,6 +154,14 @@ SET ROLE regress_if_user;
 INSERT INTO shard_0002_moved.posts (body) VALUES ('retired');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+-- sync_generators() run by the owner of the tables, no superuser: it reads
+-- the DEFAULTs through the view shardid._next_id_defaults, which PUBLIC
+-- may read (it shows only what pg_catalog shows).
+SET ROLE regress_if_admin;
+INSERT INTO shard_0001.posts (id, body)
+    VALUES (shardid.make_id(now() + interval '1 day', 1, 5), 'ahead of the generator');
+SELECT generator, action, table_name FROM shardid.sync_generators();
+RESET ROLE;
 
 -- configure() (superusers) fires the layout triggers; decoders follow.
 CREATE DATABASE regress_if_fresh;
