@@ -45,17 +45,20 @@ INSERT INTO public_execute VALUES
     ('shardid._check_generator(regclass)', 'called by adopt() and attach_shard()'),
     ('shardid._check_registry_privileges(text,boolean)', 'called by the shard functions'),
     ('shardid._check_shard(integer)', 'called by the shard functions'),
+    ('shardid._check_shard_range(integer,integer)', 'called by create_shards() and create_shards_proc()'),
     ('shardid._check_templates()', 'called by create_shard() and attach_shard()'),
+    ('shardid._check_template(shardid.sharded_tables)', 'called by _check_templates() and create_table(_proc)()'),
     ('shardid._create_shard_tables(integer,boolean)', 'called by create_shard() and attach_shard()'),
     ('shardid._shard_schema_name(integer)', 'called by create_shard(s)() and attach_shard()'),
     ('shardid._fit_name(text,text)', 'called by create_time_partitions()'),
     ('shardid.create_shards_proc(integer,integer,integer)', 'shard administrators (registry grants checked)'),
     ('shardid.create_table_proc(regclass,name,integer)', 'shard administrators (registry grants checked)'),
     ('shardid._commit_allowed()', 'called by the *_proc procedures'),
+    ('shardid._check_batch_size(integer)', 'called by the *_proc procedures'),
     ('shardid._create_shards_start(integer,integer,integer)', 'called by create_shards_proc()'),
-    ('shardid._create_shards_batch(integer,integer,integer)', 'called by create_shards_proc()'),
+    ('shardid._create_shards_batch(integer,integer,integer)', 'called by create_shards() and create_shards_proc()'),
     ('shardid._create_table_start(regclass,name,integer)', 'called by create_table_proc()'),
-    ('shardid._create_table_batch(name,integer)', 'called by create_table_proc()'),
+    ('shardid._create_table_batch(name,integer)', 'called by create_table() and create_table_proc()'),
     ('shardid._register_table(text,regclass,name,boolean)', 'called by create_table() and create_table_proc()'),
     ('shardid._create_shard_table(shardid.shard_registry,shardid.sharded_tables)', 'called by the shard functions and procedures'),
     ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does');
@@ -150,6 +153,14 @@ SELECT shardid.retire_shard(2, 'node_b', 'shard_0002_moved');
 SET ROLE regress_if_user;
 INSERT INTO shard_0002_moved.posts (body) VALUES ('retired');
 \echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+-- sync_generators() run by the owner of the tables, no superuser: it reads
+-- the DEFAULTs through the view shardid._next_id_defaults, which PUBLIC
+-- may read (it shows only what pg_catalog shows).
+SET ROLE regress_if_admin;
+INSERT INTO shard_0001.posts (id, body)
+    VALUES (shardid.make_id(now() + interval '1 day', 1, 5), 'ahead of the generator');
+SELECT generator, action, table_name FROM shardid.sync_generators();
 RESET ROLE;
 
 -- configure() (superusers) fires the layout triggers; decoders follow.

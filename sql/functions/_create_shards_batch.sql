@@ -1,6 +1,8 @@
 -- One batch of create_shards_proc(): creates the next batch_size shards of
 -- first..last that are not registered yet, in order, and returns how many
--- (0: none is missing). The caller commits after each batch.
+-- (0: none is missing). The caller commits after each batch. With
+-- batch_size NULL, create_shards(): all of them, in the caller's one
+-- transaction, which has checked that none is registered.
 CREATE OR REPLACE FUNCTION shardid._create_shards_batch(first integer, last integer, batch_size integer)
     RETURNS integer
     LANGUAGE plpgsql
@@ -21,10 +23,18 @@ BEGIN
             made := made + 1;
         END LOOP;
     EXCEPTION WHEN out_of_memory THEN
-        -- 53200 "out of shared memory" from the lock table (see create_shards()).
+        -- 53200 "out of shared memory" from the lock table: every shard
+        -- created holds its locks until the transaction ends.
         GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
         IF hint NOT LIKE '%max_locks_per_transaction%' THEN
             RAISE;
+        END IF;
+        IF batch_size IS NULL THEN
+            RAISE EXCEPTION 'create_shards(%, %) needs more locks than one transaction can hold', first, last
+                USING ERRCODE = 'out_of_memory',
+                      DETAIL = pg_catalog.format('The server''s lock table ran out after %s shards (max_locks_per_transaction = %s): each shard created holds its locks, and those of its tables, until the transaction ends. No shard was created.',
+                                                 made, pg_catalog.current_setting('max_locks_per_transaction')),
+                      HINT = pg_catalog.format('CALL shardid.create_shards_proc(%s, %s); creates the shards in batches that commit.', first, last);
         END IF;
         RAISE EXCEPTION 'a batch of % shards needs more locks than the server''s lock table has free', batch_size
             USING ERRCODE = 'out_of_memory',
@@ -38,4 +48,4 @@ END
 $$;
 
 COMMENT ON FUNCTION shardid._create_shards_batch(integer, integer, integer) IS
-    'One batch of create_shards_proc(): creates up to batch_size unregistered shards of first..last, in order; returns how many.';
+    'One batch of create_shards_proc(): creates up to batch_size unregistered shards of first..last, in order; returns how many. With batch_size NULL, all of them, for create_shards().';

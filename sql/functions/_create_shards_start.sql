@@ -13,17 +13,8 @@ BEGIN
     IF first IS NULL OR last IS NULL OR batch_size IS NULL THEN
         RAISE EXCEPTION 'create_shards_proc() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF batch_size < 1 THEN
-        RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF first > last THEN
-        RAISE EXCEPTION 'empty shard range % .. %', first, last
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give the first shard, then the last (inclusive).';
-    END IF;
-    PERFORM shardid._check_shard(first);
-    PERFORM shardid._check_shard(last);
+    PERFORM shardid._check_batch_size(batch_size);
+    PERFORM shardid._check_shard_range(first, last);
     PERFORM shardid._check_registry_privileges('create shards', true);
     PERFORM shardid._check_templates();
     -- A schema of the range that is not a registered shard stops the run

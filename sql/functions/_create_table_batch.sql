@@ -1,6 +1,8 @@
 -- One batch of create_table_proc(): creates the registered sharded table in
 -- the next batch_size shards that lack it, in shard order, and returns how
--- many (0: every shard has it). The caller commits after each batch.
+-- many (0: every shard has it). The caller commits after each batch. With
+-- batch_size NULL, create_table(): every shard, in the caller's one
+-- transaction, which has just registered the table.
 CREATE OR REPLACE FUNCTION shardid._create_table_batch(table_name name, batch_size integer)
     RETURNS integer
     LANGUAGE plpgsql
@@ -20,13 +22,7 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Its row of shardid.sharded_tables was deleted while create_table_proc() ran.';
     END IF;
-    IF pg_catalog.to_regclass(pg_catalog.format('%I.%I', t.template_schema, t.template_name)) IS NULL THEN
-        RAISE EXCEPTION 'template %.% of sharded table % no longer exists',
-                pg_catalog.quote_ident(t.template_schema), pg_catalog.quote_ident(t.template_name),
-                pg_catalog.quote_ident(t.table_name)
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Recreate the template table, or remove the row from shardid.sharded_tables.';
-    END IF;
+    PERFORM shardid._check_template(t);
     BEGIN
         -- One catalog lookup per shard, in shard order, until the batch is
         -- full: a join with pg_class could be planned as a nested loop over
@@ -38,10 +34,22 @@ BEGIN
             made := made + 1;
         END LOOP;
     EXCEPTION WHEN out_of_memory THEN
-        -- 53200 "out of shared memory" from the lock table (see create_table()).
+        -- 53200 "out of shared memory" from the lock table: every table
+        -- created holds its locks (table, indexes, TOAST, constraints)
+        -- until the transaction ends.
         GET STACKED DIAGNOSTICS hint = PG_EXCEPTION_HINT;
         IF hint NOT LIKE '%max_locks_per_transaction%' THEN
             RAISE;
+        END IF;
+        IF batch_size IS NULL THEN
+            RAISE EXCEPTION 'create_table() over % shards needs more locks than one transaction can hold',
+                    (SELECT count(*) FROM shardid.shard_registry)
+                USING ERRCODE = 'out_of_memory',
+                      DETAIL = pg_catalog.format('The server''s lock table ran out after %s tables (max_locks_per_transaction = %s): each table created holds locks on itself, its indexes, TOAST table and constraints until the transaction ends. No table was created.',
+                                                 made, pg_catalog.current_setting('max_locks_per_transaction')),
+                      HINT = pg_catalog.format('CALL shardid.create_table_proc(%L, %L); creates the tables in batches that commit.',
+                                               pg_catalog.to_regclass(pg_catalog.format('%I.%I', t.template_schema, t.template_name))::text,
+                                               t.id_column);
         END IF;
         RAISE EXCEPTION 'a batch of % shard tables needs more locks than the server''s lock table has free', batch_size
             USING ERRCODE = 'out_of_memory',
@@ -56,4 +64,4 @@ END
 $$;
 
 COMMENT ON FUNCTION shardid._create_table_batch(name, integer) IS
-    'One batch of create_table_proc(): creates the sharded table in up to batch_size shards that lack it, in shard order; returns how many.';
+    'One batch of create_table_proc(): creates the sharded table in up to batch_size shards that lack it, in shard order; returns how many. With batch_size NULL, every shard, for create_table().';

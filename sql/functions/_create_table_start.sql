@@ -12,10 +12,7 @@ BEGIN
     IF template IS NULL OR id_column IS NULL OR batch_size IS NULL THEN
         RAISE EXCEPTION 'create_table_proc() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF batch_size < 1 THEN
-        RAISE EXCEPTION 'batch_size must be at least 1, not %', batch_size
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM shardid._check_batch_size(batch_size);
     t := shardid._register_table('create_table_proc()', template, id_column, true);
     table_name := t.table_name;
     SELECT count(*),

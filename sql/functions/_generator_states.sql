@@ -1,9 +1,8 @@
 -- Every generator that a column DEFAULT names, with the tables it serves and
--- its state. A DEFAULT shardid.next_id(shard, seq) depends on next_id() and
--- on its sequence (a regclass constant), so the catalog finds them without
--- the shard registry; the shard is read from the DEFAULT's text (NULL unless
--- every DEFAULT naming the generator has the same literal). Partitions count
--- as their partitioned table.
+-- its state. The catalog finds the DEFAULTs shardid.next_id(shard, seq)
+-- without the shard registry (shardid._next_id_defaults); a generator's
+-- shard is NULL unless every DEFAULT naming it has the same literal.
+-- Partitions count as their partitioned table.
 --
 -- SECURITY DEFINER so that a monitoring role (pg_monitor) reads the states
 -- without a privilege on each sequence, and only to that role: it reads the
@@ -21,23 +20,13 @@ AS $$
            pg_catalog.array_agg(DISTINCT g.tbl),
            CASE WHEN s.relpersistence = 'p'
                 THEN pg_catalog.pg_sequence_last_value(s.oid::pg_catalog.regclass) END
-      FROM (SELECT sdep.refobjid AS seq,
-                   COALESCE(pg_catalog.pg_partition_root(d.adrelid), d.adrelid::pg_catalog.regclass) AS tbl,
-                   pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
-                                        '^shardid\.next_id\((-?[0-9]+),')::integer AS shard
-              FROM pg_catalog.pg_attrdef AS d
+      FROM (SELECT nd.seq,
+                   COALESCE(pg_catalog.pg_partition_root(nd.rel), nd.rel::pg_catalog.regclass) AS tbl,
+                   nd.shard
+              FROM shardid._next_id_defaults AS nd
               JOIN pg_catalog.pg_attribute AS a
-                ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-              JOIN pg_catalog.pg_class AS t ON t.oid = d.adrelid
-              JOIN pg_catalog.pg_depend AS fdep
-                ON fdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND fdep.objid = d.oid
-               AND fdep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-               AND fdep.refobjid = 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
-              JOIN pg_catalog.pg_depend AS sdep
-                ON sdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND sdep.objid = d.oid
-               AND sdep.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                ON a.attrelid = nd.rel AND a.attnum = nd.attnum
+              JOIN pg_catalog.pg_class AS t ON t.oid = nd.rel
              WHERE t.relkind IN ('r', 'p') AND NOT a.attisdropped) AS g
       JOIN pg_catalog.pg_class AS s
         ON s.oid = g.seq AND s.relkind = 'S'

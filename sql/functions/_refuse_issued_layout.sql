@@ -26,17 +26,7 @@ BEGIN
     ELSE
         FOR gen IN
             SELECT c.oid::pg_catalog.regclass
-              FROM (SELECT sdep.refobjid AS seq
-                      FROM pg_catalog.pg_attrdef AS d
-                      JOIN pg_catalog.pg_depend AS fdep
-                        ON fdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-                       AND fdep.objid = d.oid
-                       AND fdep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-                       AND fdep.refobjid = 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
-                      JOIN pg_catalog.pg_depend AS sdep
-                        ON sdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-                       AND sdep.objid = d.oid
-                       AND sdep.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+              FROM (SELECT nd.seq FROM shardid._next_id_defaults AS nd
                     UNION
                     SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', r.sequence_schema, r.sequence_name))
                       FROM shardid.shard_registry AS r) AS g

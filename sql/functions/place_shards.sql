@@ -13,13 +13,7 @@ BEGIN
     IF node IS NULL OR first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'place_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF first > last THEN
-        RAISE EXCEPTION 'empty shard range % .. %', first, last
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Give the first shard, then the last (inclusive).';
-    END IF;
-    PERFORM shardid._check_shard(first);
-    PERFORM shardid._check_shard(last);
+    PERFORM shardid._check_shard_range(first, last);
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
     IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node = place_shards.node) THEN
         RAISE EXCEPTION 'node "%" does not exist', node

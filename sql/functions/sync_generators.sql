@@ -46,36 +46,24 @@ DECLARE
     wanted_col name;
     wanted_id  bigint;
 BEGIN
-    -- Every column DEFAULT that calls next_id(), by generator: the DEFAULT
-    -- depends on the function and on its sequence (a regclass constant), so
-    -- the catalog finds them without the registry. The shard is read from
-    -- the DEFAULT's text (NULL unless it is a literal). A NULL row ends the
-    -- last generator.
+    -- Every column DEFAULT that calls next_id(), by generator (found in
+    -- the catalog, without the registry: shardid._next_id_defaults). A
+    -- NULL row ends the last generator.
     FOR c IN
         SELECT x.* FROM (
-            SELECT s.oid::pg_catalog.regclass AS seq, d.adrelid::pg_catalog.regclass AS tbl, a.attname AS col,
-                   pg_catalog.substring(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
-                                        '^shardid\.next_id\((-?[0-9]+),')::integer AS shard,
+            SELECT s.oid::pg_catalog.regclass AS seq, nd.rel::pg_catalog.regclass AS tbl, a.attname AS col,
+                   nd.shard,
                    a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype AS is_bigint,
                    pg_catalog.format_type(a.atttypid, a.atttypmod) AS col_type,
                    t.relowner AS owner,
                    tn.nspname AS tbl_schema, sn.nspname AS seq_schema, s.relname AS seq_name
-              FROM pg_catalog.pg_attrdef AS d
+              FROM shardid._next_id_defaults AS nd
               JOIN pg_catalog.pg_attribute AS a
-                ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-              JOIN pg_catalog.pg_class AS t ON t.oid = d.adrelid
+                ON a.attrelid = nd.rel AND a.attnum = nd.attnum
+              JOIN pg_catalog.pg_class AS t ON t.oid = nd.rel
               JOIN pg_catalog.pg_namespace AS tn ON tn.oid = t.relnamespace
-              JOIN pg_catalog.pg_depend AS fdep
-                ON fdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND fdep.objid = d.oid
-               AND fdep.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-               AND fdep.refobjid = 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
-              JOIN pg_catalog.pg_depend AS sdep
-                ON sdep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-               AND sdep.objid = d.oid
-               AND sdep.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
               JOIN pg_catalog.pg_class AS s
-                ON s.oid = sdep.refobjid AND s.relkind = 'S'
+                ON s.oid = nd.seq AND s.relkind = 'S'
               JOIN pg_catalog.pg_namespace AS sn ON sn.oid = s.relnamespace
              WHERE t.relkind = ANY (ARRAY['r', 'p']::"char"[])
                AND t.relpersistence <> 't'

@@ -19,11 +19,14 @@
 \ir ../tables/sharded_tables.sql
 \ir ../functions/_shard_schema_name.sql
 \ir ../functions/_check_shard.sql
+\ir ../functions/_check_shard_range.sql
 \ir ../functions/_check_registry_privileges.sql
 \ir ../functions/_check_generator.sql
 \ir ../functions/_commit_allowed.sql
+\ir ../functions/_check_batch_size.sql
 \ir ../functions/_create_shard_table.sql
 \ir ../functions/_create_shard_tables.sql
+\ir ../functions/_check_template.sql
 \ir ../functions/_check_templates.sql
 \ir ../functions/create_shard.sql
 \ir ../functions/create_shards.sql
