@@ -96,8 +96,9 @@ CREATE FUNCTION public.all_post_ids(i_shards integer[]) RETURNS SETOF bigint AS 
 -- What the application was told: every ID it got back, in write order.
 CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, user_id bigint NOT NULL, retries integer NOT NULL DEFAULT 0);
 -- A writer that retries in a new transaction when a shard is frozen (25006)
--- or its old copy was retired under it (42P01): the router sees the new
--- placement at the start of each transaction.
+-- or its old copy was retired under it (42P01 for a table, 42704 from
+-- shard_schema() in insert_post): the router sees the new placement at the
+-- start of each transaction.
 CREATE PROCEDURE public.writer(i_users bigint[], i_count integer, i_pause float8) LANGUAGE plpgsql AS \$\$
 DECLARE
     u bigint; new_id bigint; tries integer;
@@ -109,7 +110,7 @@ BEGIN
             BEGIN
                 new_id := public.insert_post(u, 'writer ' || i);
                 EXIT;
-            EXCEPTION WHEN read_only_sql_transaction OR undefined_table THEN
+            EXCEPTION WHEN read_only_sql_transaction OR undefined_table OR undefined_object THEN
                 tries := tries + 1;
                 IF tries > 3000 THEN RAISE; END IF;
             END;

@@ -78,7 +78,9 @@ CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE,
                              at timestamptz NOT NULL DEFAULT clock_timestamp(), retries integer NOT NULL DEFAULT 0);
 CREATE TABLE public.stop_writer (stop boolean NOT NULL);
 -- Writes to i_users in turn until stop_writer has a row; retries a write
--- refused with 25006 (frozen for the cut-over, or the retired copy).
+-- refused with 25006 (frozen for the cut-over, or the retired copy) or
+-- 42704 (a call begun before the repoint reached the old node after its
+-- copy was renamed: insert_post's shard_schema() no longer finds it).
 CREATE PROCEDURE public.writer(i_users bigint[], i_pause float8) LANGUAGE plpgsql AS \$\$
 DECLARE
     u bigint; new_id bigint; tries integer; i integer := 0;
@@ -91,7 +93,7 @@ BEGIN
             BEGIN
                 new_id := public.insert_post(u, 'writer ' || i);
                 EXIT;
-            EXCEPTION WHEN read_only_sql_transaction THEN
+            EXCEPTION WHEN read_only_sql_transaction OR undefined_object THEN
                 tries := tries + 1;
                 IF tries > 5000 THEN RAISE; END IF;
             END;
