@@ -42,6 +42,7 @@
 -- router
 \ir ../views/move_progress.sql
 \ir ../functions/_dblink_schema.sql
+\ir ../functions/_node_open.sql
 \ir ../functions/_node_close.sql
 \ir ../functions/_node_connect.sql
 \ir ../functions/_node_ensure.sql
