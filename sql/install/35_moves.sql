@@ -61,6 +61,7 @@
 \ir ../functions/_move_lock_tables.sql
 \ir ../functions/_move_prepare.sql
 \ir ../functions/_move_schema.sql
+\ir ../functions/_move_compare.sql
 \ir ../functions/_move_copy.sql
 \ir ../functions/_move_cutover.sql
 \ir ../functions/_move_repoint.sql
