@@ -37,6 +37,7 @@
 \ir ../functions/_move_subscribe.sql
 \ir ../functions/_move_copy_progress.sql
 \ir ../functions/_move_unsubscribe.sql
+\ir ../functions/_move_registered.sql
 \ir ../functions/_move_drop_copy.sql
 \ir ../functions/_move_retire.sql
 -- router
