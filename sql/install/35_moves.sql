@@ -67,6 +67,7 @@
 \ir ../functions/_move_cutover.sql
 \ir ../functions/_move_repoint.sql
 \ir ../functions/_move_finish.sql
+\ir ../functions/_move_rollback_step.sql
 \ir ../functions/_move_rollback.sql
 \ir ../functions/_move_outcome.sql
 \ir ../functions/move_shard.sql
