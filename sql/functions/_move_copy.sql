@@ -22,7 +22,6 @@ DECLARE
     sub   jsonb;
     ds    jsonb;
     dt    jsonb;
-    diff  text[];
     who   text;
     node  text;
     conn  text;
@@ -68,14 +67,9 @@ BEGIN
             dt := shardid._node(conn, format('SELECT shardid._shard_definition(%L, %L)', m.schema_name, nm), node)::jsonb;
             who := 'source'; node := m.source; conn := 'shardid_move_source';
             ds := shardid._node(conn, format('SELECT shardid._shard_definition(%L)', m.schema_name), node)::jsonb;
-            diff := shardid._definition_diff(ds, dt, format('node "%s"', m.source), format('node "%s"', m.target));
-            IF cardinality(diff) > 0 THEN
-                RAISE EXCEPTION 'the tables of shard % changed on node "%" during the copy: %', shard, m.source,
-                        array_to_string(diff[1:3], '; ') || CASE WHEN cardinality(diff) > 3 THEN format('; and %s more', cardinality(diff) - 3) ELSE '' END
-                    USING ERRCODE = 'object_not_in_prerequisite_state',
-                          DETAIL = array_to_string(diff, E'\n'),
-                          HINT = 'Logical replication does not carry DDL: make the change after the move (or on both nodes).';
-            END IF;
+            PERFORM shardid._move_compare(ds, dt, format('node "%s"', m.source), format('node "%s"', m.target),
+                                          format('the tables of shard %s changed on node "%s" during the copy', shard, m.source),
+                                          'Logical replication does not carry DDL: make the change after the move (or on both nodes).');
             state := state || jsonb_build_object('compared', now_t);
         END IF;
     EXCEPTION WHEN OTHERS THEN

@@ -30,7 +30,6 @@ DECLARE
     ok       boolean;
     ds       jsonb;
     dt       jsonb;
-    diff     text[];
     cs       jsonb;
     ct       jsonb;
 BEGIN
@@ -82,14 +81,9 @@ BEGIN
     ds := shardid._move_lock_tables(shard, format('SELECT shardid._move_seal(%L, %s, %L, 300)', m.schema_name, shard, m.target),
                                     lock_timeout);
     dt := shardid._node_wait('shardid_move_target', m.target)::jsonb;
-    diff := shardid._definition_diff(ds, dt, format('node "%s"', m.source), format('node "%s"', m.target));
-    IF cardinality(diff) > 0 THEN
-        RAISE EXCEPTION 'the tables of shard % changed on node "%" during the move: %', shard, m.source,
-                array_to_string(diff[1:3], '; ') || CASE WHEN cardinality(diff) > 3 THEN format('; and %s more', cardinality(diff) - 3) ELSE '' END
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = array_to_string(diff, E'\n'),
-                  HINT = 'Logical replication does not carry DDL: make the change after the move (or on both nodes).';
-    END IF;
+    PERFORM shardid._move_compare(ds, dt, format('node "%s"', m.source), format('node "%s"', m.target),
+                                  format('the tables of shard %s changed on node "%s" during the move', shard, m.source),
+                                  'Logical replication does not carry DDL: make the change after the move (or on both nodes).');
     steps := steps || jsonb_build_object('sealed', round(extract(epoch FROM clock_timestamp() - t0) * 1000));
     UPDATE shardid.shard_moves AS x SET phase = 'caught_up', updated_at = clock_timestamp()
      WHERE x.shard = _move_cutover.shard;

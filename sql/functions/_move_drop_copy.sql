@@ -8,8 +8,7 @@ CREATE OR REPLACE FUNCTION shardid._move_drop_copy(shard integer, schema_name na
     SET client_min_messages = warning
 AS $$
 BEGIN
-    IF NOT EXISTS (SELECT FROM shardid.shard_registry AS r
-                    WHERE r.shard = _move_drop_copy.shard AND r.schema_name = _move_drop_copy.schema_name) THEN
+    IF NOT shardid._move_registered(shard, schema_name) THEN
         RETURN false;
     END IF;
     PERFORM shardid.detach_shard(shard);

@@ -9,15 +9,9 @@ CREATE OR REPLACE FUNCTION shardid._move_offline_load(schema_name name) RETURNS 
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    t       record;
-    n       integer := 0;
-    code    text;
+    n    integer := shardid._for_tables(schema_name, '{r,p}', 'LOCK TABLE %I.%I IN ACCESS EXCLUSIVE MODE');
+    code text;
 BEGIN
-    FOR t IN SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS s ON s.oid = c.relnamespace
-              WHERE s.nspname = schema_name AND c.relkind IN ('r', 'p') ORDER BY c.relname LOOP
-        EXECUTE format('LOCK TABLE %I.%I IN ACCESS EXCLUSIVE MODE', schema_name, t.relname);
-        n := n + 1;
-    END LOOP;
     code := shardid._move_untrusted_code(schema_name);
     IF code IS NOT NULL THEN
         RAISE EXCEPTION 'the rows of schema % cannot be copied offline: writing them would run code of roles that are not superusers',
@@ -26,10 +20,7 @@ BEGIN
                   DETAIL = 'Functions: ' || code || '.',
                   HINT = 'Move the shard online (the copy then runs as the tables'' owners), or have a superuser own those functions.';
     END IF;
-    FOR t IN SELECT c.relname FROM pg_class AS c JOIN pg_namespace AS s ON s.oid = c.relnamespace
-              WHERE s.nspname = schema_name AND c.relkind = 'r' ORDER BY c.relname LOOP
-        EXECUTE format('TRUNCATE %I.%I', schema_name, t.relname);
-    END LOOP;
+    PERFORM shardid._for_tables(schema_name, '{r}', 'TRUNCATE %I.%I');
     RETURN n;
 END
 $$;

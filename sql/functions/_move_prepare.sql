@@ -23,7 +23,6 @@ DECLARE
     facts   jsonb;
     src     jsonb;
     trial   jsonb;
-    diff    text[];
     layout  text;
     mine    text;
 BEGIN
@@ -116,15 +115,9 @@ BEGIN
                   DETAIL = 'A move copies one schema; a shard adopted with a generator elsewhere cannot be moved.';
     END IF;
     trial := shardid._node('shardid_move_target', format('SELECT shardid._create_shard_copy(%s, %L, true)', shard, src), to_node)::jsonb;
-    diff := shardid._definition_diff(src->'definition', trial, format('node "%s"', p.node),
-                                     format('node "%s" (its templates)', to_node));
-    IF cardinality(diff) > 0 THEN
-        RAISE EXCEPTION 'shard % on node "%" has diverged from its templates: %', shard, p.node,
-                array_to_string(diff[1:3], '; ') || CASE WHEN cardinality(diff) > 3 THEN format('; and %s more', cardinality(diff) - 3) ELSE '' END
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = array_to_string(diff, E'\n'),
-                  HINT = format('A move makes the shard on node "%s" from that node''s templates (shardid.sharded_tables) and copies the rows; make the shard and the templates agree first (ALTER the shard''s tables, or the templates).', to_node);
-    END IF;
+    PERFORM shardid._move_compare(src->'definition', trial, format('node "%s"', p.node), format('node "%s" (its templates)', to_node),
+                                  format('shard %s on node "%s" has diverged from its templates', shard, p.node),
+                                  format('A move makes the shard on node "%s" from that node''s templates (shardid.sharded_tables) and copies the rows; make the shard and the templates agree first (ALTER the shard''s tables, or the templates).', to_node));
     IF offline AND src->>'untrusted_code' IS NOT NULL THEN
         RAISE EXCEPTION 'shard % cannot move offline: writing its rows would run code of roles that are not superusers', shard
             USING ERRCODE = 'insufficient_privilege',

@@ -10,8 +10,7 @@ CREATE OR REPLACE FUNCTION shardid._move_retire(shard integer, schema_name name,
     SET client_min_messages = warning
 AS $$
 BEGIN
-    IF NOT EXISTS (SELECT FROM shardid.shard_registry AS r
-                    WHERE r.shard = _move_retire.shard AND r.schema_name = _move_retire.schema_name) THEN
+    IF NOT shardid._move_registered(shard, schema_name) THEN
         RETURN 'already retired';
     END IF;
     PERFORM set_config('lock_timeout', lock_timeout_ms || 'ms', true);

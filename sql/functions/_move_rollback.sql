@@ -21,9 +21,9 @@ AS $$
 DECLARE
     m         shardid.shard_moves;
     nm        name;
-    remaining text[] := '{}';
+    remaining text[];
     res       jsonb;
-    r         text;
+    step      jsonb;
     msg       text;
     st        text;
     cancelled boolean := false;
@@ -53,63 +53,45 @@ BEGIN
     nm := shardid._move_name(m.shard, m.move_id);
 
     -- 1. the source writable again, before anything else
-    BEGIN
-        PERFORM shardid._node_ensure('shardid_move_source', m.source);
-        PERFORM shardid._node('shardid_move_source', pg_catalog.format('SELECT shardid.thaw_shard_tables(%L)', m.schema_name), m.source);
-    EXCEPTION WHEN query_canceled THEN
-        cancelled := true;
-    WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-        remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('the freeze of shard %s on node "%s" (%s)', shard, m.source, msg);
-        PERFORM shardid._node_close('shardid_move_source');
-    END;
+    step := shardid._move_rollback_step('shardid_move_source', m.source,
+                                        pg_catalog.format('SELECT shardid.thaw_shard_tables(%L)', m.schema_name),
+                                        pg_catalog.format('the freeze of shard %s', shard));
+    remaining := ARRAY[step OPERATOR(pg_catalog.->>) 'left'];
     -- 2. the subscription, without the source
-    IF NOT cancelled THEN
-        BEGIN
-            PERFORM shardid._node_ensure('shardid_move_target', m.target);
-            res := shardid._node('shardid_move_target', pg_catalog.format('SELECT shardid._move_unsubscribe(%L)', nm), m.target)::jsonb;
-            tgt_done := true;
-        EXCEPTION WHEN query_canceled THEN
-            cancelled := true;
-        WHEN OTHERS THEN
-            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-            remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('subscription %s on node "%s" (%s)', nm, m.target, msg);
-            PERFORM shardid._node_close('shardid_move_target');
-        END;
+    IF NOT step OPERATOR(pg_catalog.?) 'cancelled' THEN
+        step := shardid._move_rollback_step('shardid_move_target', m.target,
+                                            pg_catalog.format('SELECT shardid._move_unsubscribe(%L)', nm),
+                                            pg_catalog.format('subscription %s', nm));
+        tgt_done := step OPERATOR(pg_catalog.?) 'value';
+        res := (step OPERATOR(pg_catalog.->>) 'value')::jsonb;
+        remaining := remaining OPERATOR(pg_catalog.||) (step OPERATOR(pg_catalog.->>) 'left');
     END IF;
     -- 3. the slots (table-sync ones too) and the publication
-    IF NOT cancelled THEN
-        BEGIN
-            PERFORM shardid._node_ensure('shardid_move_source', m.source);
-            r := shardid._node('shardid_move_source',
-                               pg_catalog.format('SELECT shardid._move_unpublish(%L, %L, %L, 10000)', nm,
-                                                 COALESCE(m.subscription, (res OPERATOR(pg_catalog.->>) 'subid')::oid),
-                                                 COALESCE(m.target_sysid, res OPERATOR(pg_catalog.->>) 'sysid')), m.source);
-            IF r OPERATOR(pg_catalog.<>) '' THEN
-                remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('replication slots %s on node "%s" (in use)', r, m.source);
-            END IF;
-        EXCEPTION WHEN query_canceled THEN
-            cancelled := true;
-        WHEN OTHERS THEN
-            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-            remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('publication and slots %s on node "%s" (%s)', nm, m.source, msg);
-            PERFORM shardid._node_close('shardid_move_source');
-        END;
+    IF NOT step OPERATOR(pg_catalog.?) 'cancelled' THEN
+        step := shardid._move_rollback_step('shardid_move_source', m.source,
+                                            pg_catalog.format('SELECT shardid._move_unpublish(%L, %L, %L, 10000)', nm,
+                                                              COALESCE(m.subscription, (res OPERATOR(pg_catalog.->>) 'subid')::oid),
+                                                              COALESCE(m.target_sysid, res OPERATOR(pg_catalog.->>) 'sysid')),
+                                            pg_catalog.format('publication and slots %s', nm));
+        IF step OPERATOR(pg_catalog.->>) 'value' OPERATOR(pg_catalog.<>) '' THEN
+            remaining := remaining OPERATOR(pg_catalog.||)
+                         pg_catalog.format('replication slots %s on node "%s" (in use)', step OPERATOR(pg_catalog.->>) 'value', m.source);
+        END IF;
+        remaining := remaining OPERATOR(pg_catalog.||) (step OPERATOR(pg_catalog.->>) 'left');
     END IF;
     -- 4. the target's copy, once nothing replicates into it
-    IF NOT cancelled AND tgt_done THEN
-        BEGIN
-            PERFORM shardid._node('shardid_move_target',
-                                  pg_catalog.format('SELECT shardid._move_drop_copy(%s, %L)', shard, m.schema_name), m.target);
-        EXCEPTION WHEN query_canceled THEN
-            cancelled := true;
-        WHEN OTHERS THEN
-            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-            remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('the copy %s on node "%s" (%s)', pg_catalog.quote_ident(m.schema_name), m.target, msg);
-        END;
-    ELSIF NOT cancelled THEN
-        remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('the copy %s on node "%s"', pg_catalog.quote_ident(m.schema_name), m.target);
+    IF NOT step OPERATOR(pg_catalog.?) 'cancelled' THEN
+        IF tgt_done THEN
+            step := shardid._move_rollback_step('shardid_move_target', m.target,
+                                                pg_catalog.format('SELECT shardid._move_drop_copy(%s, %L)', shard, m.schema_name),
+                                                pg_catalog.format('the copy %s', pg_catalog.quote_ident(m.schema_name)));
+            remaining := remaining OPERATOR(pg_catalog.||) (step OPERATOR(pg_catalog.->>) 'left');
+        ELSE
+            remaining := remaining OPERATOR(pg_catalog.||) pg_catalog.format('the copy %s on node "%s"', pg_catalog.quote_ident(m.schema_name), m.target);
+        END IF;
     END IF;
+    cancelled := step OPERATOR(pg_catalog.?) 'cancelled';
+    remaining := pg_catalog.array_remove(remaining, NULL);
 
     BEGIN
         IF cancelled THEN

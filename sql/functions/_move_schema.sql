@@ -11,7 +11,6 @@ DECLARE
     m    shardid.shard_moves;
     src  jsonb;
     made jsonb;
-    diff text[];
 BEGIN
     SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_schema.shard;
     PERFORM shardid._node_ensure('shardid_move_source', m.source);
@@ -22,13 +21,8 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     made := shardid._node('shardid_move_target', format('SELECT shardid._create_shard_copy(%s, %L, false)', shard, src), m.target)::jsonb;
-    diff := shardid._definition_diff(src->'definition', made, format('node "%s"', m.source), format('node "%s"', m.target));
-    IF cardinality(diff) > 0 THEN
-        RAISE EXCEPTION 'shard % on node "%" has diverged from its templates: %', shard, m.source,
-                array_to_string(diff[1:3], '; ') || CASE WHEN cardinality(diff) > 3 THEN format('; and %s more', cardinality(diff) - 3) ELSE '' END
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = array_to_string(diff, E'\n');
-    END IF;
+    PERFORM shardid._move_compare(src->'definition', made, format('node "%s"', m.source), format('node "%s"', m.target),
+                                  format('shard %s on node "%s" has diverged from its templates', shard, m.source));
     UPDATE shardid.shard_moves AS x
        SET phase = CASE WHEN m.mode = 'offline' THEN 'frozen' ELSE 'copy' END, bytes_total = (src->>'bytes')::bigint,
            updated_at = clock_timestamp()

@@ -6,11 +6,9 @@ CREATE OR REPLACE FUNCTION shardid._node_close(conn text) RETURNS void
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    dbl  name := shardid._dblink_schema();
-    open boolean;
+    dbl name := shardid._dblink_schema();
 BEGIN
-    EXECUTE format('SELECT $1 = ANY (COALESCE(%I.dblink_get_connections(), ''{}''))', dbl) INTO open USING conn;
-    IF NOT open THEN
+    IF NOT shardid._node_open(conn) THEN
         RETURN;
     END IF;
     BEGIN

@@ -16,9 +16,6 @@ CREATE OR REPLACE FUNCTION shardid.freeze_shard_tables(schema_name name, shard i
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    t record;
-    n integer := 0;
 BEGIN
     IF lease AND NOT EXISTS (SELECT FROM pg_locks AS l
                               WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.granted
@@ -27,16 +24,10 @@ BEGIN
         -- waits (lock_timeout) for writers that passed a lapsed lease freeze
         PERFORM pg_advisory_lock(1936222564, shard);
     END IF;
-    FOR t IN SELECT c.relname FROM pg_class AS c
-              WHERE c.relnamespace = (SELECT x.oid FROM pg_namespace AS x WHERE x.nspname = freeze_shard_tables.schema_name)
-                AND c.relkind IN ('r', 'p')
-              ORDER BY c.relname LOOP
-        n := n + 1;
-        EXECUTE format('CREATE OR REPLACE TRIGGER shardid_move_frozen BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
-                        FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_frozen_write(%L, %L, %L)',
-                       schema_name, t.relname, shard, target, CASE WHEN lease THEN 'lease' ELSE 'permanent' END);
-    END LOOP;
-    RETURN n;
+    RETURN shardid._for_tables(schema_name, '{r,p}',
+        'CREATE OR REPLACE TRIGGER shardid_move_frozen BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
+         FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_frozen_write(%L, %L, %L)',
+        ARRAY[shard::text, target, CASE WHEN lease THEN 'lease' ELSE 'permanent' END]);
 END
 $$;
 

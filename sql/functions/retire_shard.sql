@@ -7,7 +7,6 @@ CREATE OR REPLACE FUNCTION shardid.retire_shard(shard integer, target text, new_
 AS $$
 DECLARE
     nsp name;
-    t   record;
 BEGIN
     nsp := shardid.detach_shard(shard);
     PERFORM shardid.thaw_shard_tables(nsp);
@@ -15,14 +14,10 @@ BEGIN
         EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', nsp);
         RETURN NULL;
     END IF;
-    FOR t IN SELECT c.relname FROM pg_catalog.pg_class AS c
-              WHERE c.relnamespace =
-                    (SELECT x.oid FROM pg_catalog.pg_namespace AS x WHERE x.nspname = nsp)
-                AND c.relkind = ANY (ARRAY['r', 'p']::"char"[]) LOOP
-        EXECUTE pg_catalog.format('CREATE TRIGGER shardid_retired BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
-                                   FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_retired_write(%L, %L)',
-                                  nsp, t.relname, shard, target);
-    END LOOP;
+    PERFORM shardid._for_tables(nsp, '{r,p}',
+        'CREATE TRIGGER shardid_retired BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
+         FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_retired_write(%L, %L)',
+        ARRAY[shard::text, target]);
     EXECUTE pg_catalog.format('ALTER SCHEMA %I RENAME TO %I', nsp, new_name);
     RETURN new_name;
 END

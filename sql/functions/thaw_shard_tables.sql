@@ -5,16 +5,8 @@ CREATE OR REPLACE FUNCTION shardid.thaw_shard_tables(schema_name name) RETURNS i
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    t record;
-    n integer := 0;
+    n integer := shardid._for_tables(schema_name, NULL, 'DROP TRIGGER shardid_move_frozen ON %I.%I', trigger => 'shardid_move_frozen');
 BEGIN
-    FOR t IN SELECT c.relname FROM pg_class AS c
-               JOIN pg_trigger AS g ON g.tgrelid = c.oid
-              WHERE c.relnamespace = (SELECT x.oid FROM pg_namespace AS x WHERE x.nspname = thaw_shard_tables.schema_name)
-                AND g.tgname = 'shardid_move_frozen' LOOP
-        EXECUTE format('DROP TRIGGER shardid_move_frozen ON %I.%I', schema_name, t.relname);
-        n := n + 1;
-    END LOOP;
     PERFORM pg_advisory_unlock(1936222564, l.objid::integer)
        FROM pg_locks AS l
       WHERE l.locktype = 'advisory' AND l.pid = pg_backend_pid() AND l.granted

@@ -55,6 +55,7 @@
 \ir ../functions/repoint_shard.sql
 \ir ../functions/_refuse_retired_write.sql
 \ir ../functions/_refuse_frozen_write.sql
+\ir ../functions/_for_tables.sql
 \ir ../functions/freeze_shard_tables.sql
 \ir ../functions/thaw_shard_tables.sql
 \ir ../functions/retire_shard.sql

@@ -37,11 +37,13 @@
 \ir ../functions/_move_subscribe.sql
 \ir ../functions/_move_copy_progress.sql
 \ir ../functions/_move_unsubscribe.sql
+\ir ../functions/_move_registered.sql
 \ir ../functions/_move_drop_copy.sql
 \ir ../functions/_move_retire.sql
 -- router
 \ir ../views/move_progress.sql
 \ir ../functions/_dblink_schema.sql
+\ir ../functions/_node_open.sql
 \ir ../functions/_node_close.sql
 \ir ../functions/_node_connect.sql
 \ir ../functions/_node_ensure.sql
@@ -60,10 +62,12 @@
 \ir ../functions/_move_lock_tables.sql
 \ir ../functions/_move_prepare.sql
 \ir ../functions/_move_schema.sql
+\ir ../functions/_move_compare.sql
 \ir ../functions/_move_copy.sql
 \ir ../functions/_move_cutover.sql
 \ir ../functions/_move_repoint.sql
 \ir ../functions/_move_finish.sql
+\ir ../functions/_move_rollback_step.sql
 \ir ../functions/_move_rollback.sql
 \ir ../functions/_move_outcome.sql
 \ir ../functions/move_shard.sql
