@@ -26,9 +26,10 @@
  * a subscriber's sequence to the publisher's state at every REFRESH, lower
  * than IDs issued here if need be. next_id() therefore refuses a sequence
  * that a subscription synchronises (listed in pg_subscription_rel). The
- * lookup runs when a backend first uses a generator and again after any
- * change to pg_subscription_rel (a syscache invalidation), not per call;
- * before 19 the catalog lists only tables, and the lookup finds nothing.
+ * lookup runs with the other checks of a transaction's first call, not per
+ * call, in PostgreSQL's catalog cache (which keeps the answer, also "none",
+ * until pg_subscription_rel changes); before 19 the catalog lists only
+ * tables, and the lookup finds nothing.
  *
  * _raise_generator(seq, state), for sync_generators(), follows setval():
  * RowExclusiveLock, the same buffer lock, log_cnt reset and the new state
@@ -106,14 +107,6 @@ struct DriftCeiling
 static DriftCeiling ceilings[kCheckedSlots];
 static int next_ceiling = 0;
 
-/*
- * Generators this backend found synchronised by no subscription; emptied
- * whenever pg_subscription_rel changes. A miss only costs a catalog cache
- * lookup, so a few slots, reused in turn, are enough.
- */
-static Oid unsubscribed[kCheckedSlots];
-static int next_unsubscribed = 0;
-
 /* The lead ceiling slot of a generator, claiming one if it has none. */
 static int64 *
 lead_ceiling(Oid relid)
@@ -151,14 +144,6 @@ forget_checked_relation(Datum arg, Oid relid)
 		}
 }
 
-/* Cache callback: pg_subscription_rel changed, so look every generator up again. */
-static void
-forget_unsubscribed(Datum, SyscacheCallbackId, uint32)
-{
-	for (auto &relid : unsubscribed)
-		relid = InvalidOid;
-}
-
 /*
  * Refuses a generator that a subscription synchronises: its state may be
  * overwritten by the publisher's at the next REFRESH, so IDs issued here
@@ -167,14 +152,9 @@ forget_unsubscribed(Datum, SyscacheCallbackId, uint32)
 static void
 refuse_synchronised_sequence(Relation rel)
 {
-	Oid relid = RelationGetRelid(rel);
 	Oid subid = InvalidOid;
-
-	for (Oid seen : unsubscribed)
-		if (seen == relid)
-			return;
-
-	CatCList *rels = SearchSysCacheList1(SUBSCRIPTIONRELMAP, ObjectIdGetDatum(relid));
+	CatCList *rels =
+		SearchSysCacheList1(SUBSCRIPTIONRELMAP, ObjectIdGetDatum(RelationGetRelid(rel)));
 
 	for (int i = 0; i < rels->n_members; i++)
 	{
@@ -186,11 +166,7 @@ refuse_synchronised_sequence(Relation rel)
 	ReleaseSysCacheList(rels);
 
 	if (!OidIsValid(subid))
-	{
-		unsubscribed[next_unsubscribed] = relid;
-		next_unsubscribed = (next_unsubscribed + 1) % kCheckedSlots;
 		return;
-	}
 
 	const char *subname = "?";
 	HeapTuple sub = SearchSysCache1(SUBSCRIPTIONOID, ObjectIdGetDatum(subid));
@@ -278,7 +254,6 @@ open_generator(Oid relid, const shardid::Layout &layout)
 	{
 		CacheRegisterRelcacheCallback(forget_checked_relation, (Datum) 0);
 		CacheRegisterSyscacheCallback(SEQRELID, forget_checked_sequences, (Datum) 0);
-		CacheRegisterSyscacheCallback(SUBSCRIPTIONRELMAP, forget_unsubscribed, (Datum) 0);
 		callbacks_registered = true;
 	}
 
