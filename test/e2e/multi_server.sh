@@ -20,11 +20,7 @@ pg_start router
 A=$(connstr "$node_a_DIR")
 B=$(connstr "$node_b_DIR")
 R=$(connstr "$router_DIR")
-# sql CONNSTR — run stdin, unaligned, stop on error
-sql() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$1"; }
-for d in "$node_a_DIR" "$node_b_DIR" "$router_DIR"; do
-	createdb -h "$d" -p "$(cat "$d/port")" -U postgres app
-done
+createdb_app "$node_a_DIR" "$node_b_DIR" "$router_DIR"
 
 # --- data nodes: same template, functions; shards 0-31 on a, 32-63 on b ---
 node_setup() {

@@ -41,10 +41,7 @@ echo "cron.host = '$router_DIR'" >>"$router_DIR/data/postgresql.conf"
 as_postgres "$(pg_bindir)/pg_ctl" -D "$router_DIR/data" -w -l "$router_DIR/server.log" restart >/dev/null
 A=$(connstr "$node_a_DIR") B=$(connstr "$node_b_DIR") C=$(connstr "$node_c_DIR") D=$(connstr "$node_d_DIR")
 R=$(connstr "$router_DIR")
-sql() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$1"; }
-for d in "$node_a_DIR" "$node_b_DIR" "$node_c_DIR" "$node_d_DIR" "$router_DIR"; do
-	createdb -h "$d" -p "$(cat "$d/port")" -U postgres app
-done
+createdb_app "$node_a_DIR" "$node_b_DIR" "$node_c_DIR" "$node_d_DIR" "$router_DIR"
 
 # --- nodes: a holds 0-7 (0 is big), b 8-11; c and d have the template only --
 node_setup() {

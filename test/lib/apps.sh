@@ -75,10 +75,8 @@ apps_cluster() {
 	B=$(connstr "$node_b_DIR")
 	R=$(connstr "$router_DIR")
 	NODES=$(printf '{"a": "%s", "b": "%s"}' "$A" "$B")
+	createdb_app "$node_a_DIR" "$node_b_DIR" "$router_DIR"
 	local d
-	for d in "$node_a_DIR" "$node_b_DIR" "$router_DIR"; do
-		createdb -h "$d" -p "$(cat "$d/port")" -U postgres app
-	done
 	q -d "$A" <<<"CREATE EXTENSION shardid; SELECT shardid.create_shards(0, 7);" >/dev/null
 	q -d "$B" <<<"CREATE EXTENSION shardid; SELECT shardid.create_shards(8, 15);" >/dev/null
 	for d in "$A" "$B"; do

@@ -15,6 +15,17 @@ expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; ok "$1 ($2)"; 
 # q PSQL-ARGS... — run SQL with errors fatal, unaligned tuples-only output.
 q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
+# sql CONNSTR — run stdin against CONNSTR, as q does.
+sql() { q -d "$1"; }
+
+# createdb_app DIR... — create database app in each server pg_start put in a DIR.
+createdb_app() {
+	local d
+	for d in "$@"; do
+		createdb -h "$d" -p "$(cat "$d/port")" -U postgres app
+	done
+}
+
 # connstr DIR — a libpq connect string to database app of the server that
 # pg_start put in DIR (its unix socket and port).
 connstr() { echo "host=$1 port=$(cat "$1/port") user=postgres dbname=app"; }

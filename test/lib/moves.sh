@@ -16,10 +16,7 @@ pg_start router
 A=$(connstr "$node_a_DIR")
 B=$(connstr "$node_b_DIR")
 R=$(connstr "$router_DIR")
-sql() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$1"; }
-for d in "$node_a_DIR" "$node_b_DIR" "$router_DIR"; do
-	createdb -h "$d" -p "$(cat "$d/port")" -U postgres app
-done
+createdb_app "$node_a_DIR" "$node_b_DIR" "$router_DIR"
 ODD="Odd'; DROP TABLE x;--Shard"
 
 # --- 16 shards: 0-7 on a (6 in a schema with an odd name), 8-15 on b -------
