@@ -17,9 +17,11 @@ cd "$(dirname "$0")/../.."
 source test/lib/e2e.sh
 
 # Released scripts never change: each release adds its install script here
-# (and, from then on, the upgrade script that led to it).
+# and the upgrade script that led to it.
 sha256sum --quiet -c - <<'EOF' || fail "a released install script changed (see above); released scripts are frozen"
 4c229c925e4af8b9dcac944cb78b5fb9f4167bf3cc4aebe4e5da9cf103218c87  sql/shardid--0.1.sql
+84cb95f69dd7a8927fa2b8b86d86df61f44c40385a7f374e8a1302c72ee4bd26  sql/shardid--0.2.sql
+f6da0be6ce415c436a29c01d5c44bae3b7e3b2744a3b4ed356a7fec88f9d2300  sql/shardid--0.1--0.2.sql
 EOF
 echo "ok - released install scripts unchanged"
 
