@@ -22,10 +22,12 @@ DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql $(UPDATES_BUILT)
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 
 ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(filter-out sql/$(EXTENSION)--%,$(wildcard sql/*.sql))))
-# Router tests (sql/nodes*.sql) need PL/Proxy, which a data node or a
-# packager's build server need not have: `make installcheck` runs the rest,
-# `make installcheck-router` runs them.
-ROUTER_REGRESS = $(filter nodes%,$(ALL_REGRESS))
+# The PL/Proxy cluster's test (sql/nodes.sql) needs PL/Proxy, which a data
+# node, a router that lets applications route, or a packager's build server
+# need not have: `make installcheck` runs the rest (the router tests of
+# moves and rebalancing among them: a router needs only dblink),
+# `make installcheck-router` runs it.
+ROUTER_REGRESS = nodes
 REGRESS = $(filter-out $(ROUTER_REGRESS),$(ALL_REGRESS))
 REGRESS_OPTS = --inputdir=. --outputdir=results --load-extension=$(EXTENSION)
 
@@ -75,7 +77,7 @@ installcheck-router:
 installcheck: router-tests-note
 .PHONY: router-tests-note
 router-tests-note:
-	@echo "shardid: router tests ($(ROUTER_REGRESS)) need PL/Proxy; run them with make installcheck-router"
+	@echo "shardid: the PL/Proxy cluster test ($(ROUTER_REGRESS)) needs PL/Proxy; run it with make installcheck-router"
 # TAP suites (test/tap/*.pl, PostgreSQL::Test::Cluster) through PGXS's own
 # prove_installcheck. They start their own servers, so they run as an
 # ordinary user (test/run-all runs them as postgres); `make installcheck`,

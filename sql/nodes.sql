@@ -199,3 +199,28 @@ DELETE FROM shardid.shard_placement;
 DELETE FROM shardid.nodes;
 DROP SERVER shardid CASCADE;
 DROP EXTENSION plproxy;
+
+-- PL/Proxy is optional on a router: without it nodes and placement are
+-- kept (no cluster); installed later, refresh_cluster() builds the
+-- cluster from the placement, and placement changes keep it in step.
+SELECT shardid.add_node('a', 'host=/nonexistent/a dbname=app');
+SELECT shardid.add_node('b', 'host=/nonexistent/b dbname=app');
+SELECT shardid.place_shards('a', 0, 3), shardid.place_shards('b', 4, 5);
+SELECT shardid.freeze_shard(4);
+SELECT count(*) AS foreign_servers FROM pg_foreign_server;
+SELECT shardid.refresh_cluster();
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+CREATE EXTENSION plproxy;
+SELECT shardid.refresh_cluster() AS partitions;
+SELECT o.option_name, o.option_value
+  FROM pg_foreign_server AS s, pg_options_to_table(s.srvoptions) AS o
+ WHERE s.srvname = 'shardid' AND o.option_name IN ('p0', 'p4', 'p6') ORDER BY 1;
+SELECT shardid.unfreeze_shard(4);
+SELECT shardid.place_shards('b', 6, 6);
+SELECT o.option_name, o.option_value
+  FROM pg_foreign_server AS s, pg_options_to_table(s.srvoptions) AS o
+ WHERE s.srvname = 'shardid' AND o.option_name IN ('p4', 'p6') ORDER BY 1;
+DELETE FROM shardid.shard_placement;
+DELETE FROM shardid.nodes;
+DROP SERVER shardid CASCADE;
+DROP EXTENSION plproxy;

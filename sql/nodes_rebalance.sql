@@ -121,7 +121,6 @@ SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a,b}
 SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a,b}', '{1,-1}');
 
 -- rebalance_plan() on the router's tables.
-CREATE EXTENSION IF NOT EXISTS plproxy;
 SELECT shardid.rebalance_plan('by_disk_size');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT shardid.rebalance_plan('by_count', -2);
@@ -249,6 +248,4 @@ DROP TABLE public.rb_posts;
 RESET client_min_messages;
 DELETE FROM shardid.shard_placement;
 DELETE FROM shardid.nodes;
-DROP SERVER shardid CASCADE;
 DROP EXTENSION dblink;
-DROP EXTENSION plproxy;

@@ -1,7 +1,8 @@
 -- Brings the partition of one shard in line with the placement: a single
 -- ALTER SERVER ... OPTIONS (SET pN ...), instead of refresh_cluster()'s diff
 -- of every partition (the whole cluster when the server or the option is
--- missing). Returns the number of partitions changed (0 or 1).
+-- missing; nothing on a router without PL/Proxy: _refresh_proxy()).
+-- Returns the number of partitions changed (0 or 1).
 CREATE OR REPLACE FUNCTION shardid._refresh_partition(shard integer) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -15,7 +16,7 @@ BEGIN
      WHERE s.srvname = 'shardid'
        AND o.option_name = ('p' || _refresh_partition.shard);
     IF cur IS NULL THEN
-        RETURN shardid.refresh_cluster();
+        RETURN shardid._refresh_proxy();
     END IF;
     SELECT CASE WHEN p.shard IS NULL THEN
                     pg_catalog.format('service=''shardid: shard %s is not placed on any node''', g.s)

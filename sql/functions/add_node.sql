@@ -39,7 +39,7 @@ BEGIN
     IF secret IS NOT NULL AND secret <> 'a dbname libpq cannot parse' THEN
         RAISE EXCEPTION 'the connect string of node % must not hold a password', name
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = pg_catalog.format('It sets %s. Connect strings are stored in the PL/Proxy cluster''s options, which every role can read, and in dumps.', secret),
+                  DETAIL = pg_catalog.format('It sets %s. Connect strings are copied by pg_dump and, on a router with PL/Proxy, stored in the cluster''s options, which every role can read.', secret),
                   HINT = 'Put the password in ~/.pgpass of the OS user that connects (the router''s and each node''s server user), or name a passfile= or service= in the connect string.';
     END IF;
     IF connstr ~ '^postgres(ql)?://' THEN
@@ -72,11 +72,11 @@ BEGIN
                                                WHERE n.node = add_node.name));
     END IF;
     INSERT INTO shardid.nodes (node, connstr) VALUES (name, connstr);
-    PERFORM shardid.refresh_cluster();
+    PERFORM shardid._refresh_proxy();
 END
 $$;
 
 REVOKE ALL ON FUNCTION shardid.add_node(text, text) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.add_node(text, text) IS
-    'Router: registers a data node (name, libpq key=value connect string) and creates the PL/Proxy cluster ''shardid'' if needed.';
+    'Router: registers a data node (name, libpq key=value connect string); on a router with PL/Proxy, also creates the cluster ''shardid'' if needed.';

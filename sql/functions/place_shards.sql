@@ -34,7 +34,7 @@ BEGIN
     SELECT g, place_shards.node FROM pg_catalog.generate_series(first, last) AS g
     ON CONFLICT (shard) DO NOTHING;
     GET DIAGNOSTICS added = ROW_COUNT;
-    PERFORM shardid.refresh_cluster();
+    PERFORM shardid._refresh_proxy();
     RETURN added;
 END
 $$;

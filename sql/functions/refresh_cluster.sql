@@ -1,5 +1,7 @@
 -- Rebuilds the SQL/MED server 'shardid' (the PL/Proxy cluster) from the
--- placement: creates it, or alters only the partitions that changed.
+-- placement: creates it, or alters only the partitions that changed. Called
+-- by itself it needs PL/Proxy; the functions that change the placement call
+-- it through _refresh_proxy(), which skips it on a router without PL/Proxy.
 -- Returns the number of partitions changed.
 CREATE OR REPLACE FUNCTION shardid.refresh_cluster() RETURNS integer
     LANGUAGE plpgsql
@@ -13,8 +15,8 @@ BEGIN
                     WHERE w.fdwname = 'plproxy') THEN
         RAISE EXCEPTION 'PL/Proxy is not installed in database %', pg_catalog.current_database()
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = 'The router serves the placement as the PL/Proxy cluster ''shardid'' (a foreign server of the plproxy wrapper).',
-                  HINT = 'On the router: CREATE EXTENSION plproxy; (Debian package postgresql-15-plproxy). Data nodes need only shardid.';
+                  DETAIL = 'The PL/Proxy cluster ''shardid'' is a foreign server of the plproxy wrapper. A router without PL/Proxy needs no cluster: applications route with shardid.placement.',
+                  HINT = 'To route with PL/Proxy, on the router: CREATE EXTENSION plproxy; (Debian package postgresql-NN-plproxy), then SELECT shardid.refresh_cluster(); again. Data nodes need only shardid.';
     END IF;
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
 

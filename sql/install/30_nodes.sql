@@ -1,11 +1,16 @@
--- shardid install script, part 30: many servers, routed by PL/Proxy.
+-- shardid install script, part 30: many servers.
 --
 -- On a router, shardid.nodes names the data nodes and shardid.shard_placement
--- says which node holds each logical shard. From them, refresh_cluster()
--- keeps the PL/Proxy cluster 'shardid' as an SQL/MED server: one partition
--- per logical shard (partition number = shard number, max_shard + 1 of them,
--- a power of two as PL/Proxy requires), so proxy functions say
+-- says which node holds each logical shard. Applications route with them
+-- (the shard maps of clients/ read shardid.placement); a router needs only
+-- dblink (for moves) and shardid. On a router that also has PL/Proxy,
+-- refresh_cluster() keeps the PL/Proxy cluster 'shardid' as an SQL/MED
+-- server: one partition per logical shard (partition number = shard number,
+-- max_shard + 1 of them, a power of two as PL/Proxy requires), so proxy
+-- functions say
 -- CLUSTER 'shardid'; RUN ON shardid.id_shard(i_id);  or  RUN ON i_shard;
+-- Every function that changes the placement calls _refresh_proxy(), which
+-- does nothing where PL/Proxy is not installed.
 --
 -- Why SQL/MED and not plproxy.get_cluster_*() functions: the server is
 -- created at run time by add_node()/place_shards(), so CREATE EXTENSION
@@ -46,6 +51,7 @@
 \ir ../functions/partition_connstrs.sql
 \ir ../functions/refresh_cluster.sql
 \ir ../functions/_refresh_partition.sql
+\ir ../functions/_refresh_proxy.sql
 \ir ../functions/add_node.sql
 \ir ../functions/remove_node.sql
 \ir ../functions/place_shards.sql

@@ -17,9 +17,14 @@
 #
 # The host is Debian 12 with PostgreSQL 15 (a bookworm root carries it too,
 # for work that must not touch the host's installation); 17 comes from
-# trixie, 18 from forky, 19 from sid with experimental (its release
-# candidate). Release files of a testing suite can be past Valid-Until, so
-# apt inside a root does not check it.
+# trixie, 18 from forky, and 19 shares the forky root: its packages come
+# from whichever of forky, unstable and experimental offers the highest
+# version apt can install, and nothing else comes from unstable or
+# experimental. A testing suite moves only when its packages install
+# together; sid alone breaks during transitions (a perl transition made
+# postgresql-common uninstallable there in November 2026). Release files of
+# a testing suite can be past Valid-Until, so apt inside a root does not
+# check it.
 
 SHARDID_ROOTS=${SHARDID_ROOTS:-/var/cache/shardid/roots}
 SHARDID_ENTERED=()
@@ -28,8 +33,7 @@ root_suite() {
 	case "$1" in
 		15) echo bookworm ;;
 		17) echo trixie ;;
-		18) echo forky ;;
-		19) echo sid ;;
+		18 | 19) echo forky ;;
 		*) echo "no Debian root carries PostgreSQL $1" >&2; return 1 ;;
 	esac
 }
@@ -78,16 +82,20 @@ root_ensure() {
 		>"$dir/etc/apt/apt.conf.d/90shardid"
 	# a root is a few GB; the downloaded .debs need not stay
 	echo 'APT::Keep-Downloaded-Packages "false";' >"$dir/etc/apt/apt.conf.d/91shardid-nokeep"
-	# 19 is in experimental: its packages, and only those, come from there.
-	# No pgTAP or PL/Proxy is built for it yet: test/lib/deps.sh builds them
-	# from the suite's source packages, so the root gets deb-src lines.
-	if [ "$major" = 19 ] && [ ! -e "$dir/etc/apt/sources.list.d/shardid-19.list" ]; then
+	# PostgreSQL 19's packages (and only those) may come from unstable or
+	# experimental: the same priority (500) as forky's for them, so apt
+	# takes the highest version, the released 19 as soon as
+	# a suite carries it; every other package of unstable is pinned below
+	# forky's (experimental is NotAutomatic already). No pgTAP or PL/Proxy
+	# is packaged for 19 yet: test/lib/deps.sh builds them from the suite's
+	# source packages, so the root gets a deb-src line.
+	if [ "$major" = 19 ]; then
 		mirror=$(host_debian_mirror) || return 1
-		rm -f "$dir/etc/apt/sources.list.d/experimental.list"
-		printf 'deb %s experimental main\ndeb-src %s %s main\n' "$mirror" "$mirror" "$suite" \
-			>"$dir/etc/apt/sources.list.d/shardid-19.list"
-		printf 'Package: postgresql-19 postgresql-client-19 postgresql-server-dev-19 libpq5 libpq-dev\nPin: release a=experimental\nPin-Priority: 990\n' \
-			>"$dir/etc/apt/preferences.d/postgresql-19"
+		printf 'deb %s experimental main\ndeb %s unstable main\ndeb-src %s %s main\n' \
+			"$mirror" "$mirror" "$mirror" "$suite" >"$dir/etc/apt/sources.list.d/shardid-19.list"
+		local pg19='postgresql-19 postgresql-client-19 postgresql-server-dev-19 libpq5 libpq-dev'
+		printf 'Package: %s\nPin: release a=experimental\nPin-Priority: 500\n\nPackage: %s\nPin: release a=unstable\nPin-Priority: 500\n\nPackage: *\nPin: release a=unstable\nPin-Priority: 100\n' \
+			"$pg19" "$pg19" >"$dir/etc/apt/preferences.d/postgresql-19"
 	fi
 	cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
 	# the certificate authorities this machine adds (a TLS proxy in front of
