@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/e2e/move_online.sh — online shard moves, CALL shardid.move_shard() on
-# a PL/Proxy router with dblink, and two data nodes with wal_level = logical:
+# a router with dblink (PL/Proxy where installed), and two data nodes with wal_level = logical:
 #   1. a shard of SHARDID_MOVE_MB megabytes (default 300; 20 for a quick
 #      run) moves while a writer inserts through the router: every
 #      acknowledged row is on the target exactly once, the longest pause
@@ -29,7 +29,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
-need_extension plproxy
 PATH=$(pg_config --bindir):$PATH
 export PATH
 MB=${SHARDID_MOVE_MB:-300}

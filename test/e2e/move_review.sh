@@ -22,7 +22,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
-need_extension plproxy
 PATH=$(pg_config --bindir):$PATH
 export PATH
 source test/lib/moves.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test/e2e/multi_server.sh — shardid on three servers: a PL/Proxy router and
+# test/e2e/multi_server.sh — shardid on three servers: a router (PL/Proxy
+# where it is installed, else its functions call the nodes over dblink) and
 # two data nodes holding 64 logical shards. Inserts and reads through the
 # router, a fan-out of the newest rows in ID order, a frozen shard, an
 # unplaced shard, then moves a shard with bin/shardid-move-shard --offline while a
@@ -12,7 +13,6 @@ top=$PWD
 source test/lib/e2e.sh
 PATH=$(pg_config --bindir):$PATH
 export PATH
-need_extension plproxy
 
 pg_start node_a
 pg_start node_b
@@ -65,9 +65,55 @@ node_setup() {
 node_setup "$A" 0 31 >/dev/null
 node_setup "$B" 32 63 >/dev/null
 
-# --- router: nodes, placement, proxy functions -------------------------------
+# --- router: nodes, placement, routing functions -----------------------------
+# Through PL/Proxy where it is installed; else (19) over dblink, to the
+# connect string PL/Proxy would use (test/lib/e2e.sh: router_dblink_sql).
+if have_extension plproxy; then
+	echo "# router: PL/Proxy"
+	sql "$R" >/dev/null <<<"CREATE EXTENSION plproxy"
+	routing=$(cat <<-'SQL'
+	CREATE FUNCTION public.insert_post(i_user bigint, i_body text) RETURNS bigint AS $$
+	    CLUSTER 'shardid'; RUN ON public.user_shard(i_user);
+	$$ LANGUAGE plproxy;
+	CREATE FUNCTION public.get_post(i_id bigint, OUT id bigint, OUT user_id bigint, OUT body text) RETURNS SETOF record AS $$
+	    CLUSTER 'shardid'; RUN ON shardid.id_shard(i_id);
+	$$ LANGUAGE plproxy;
+	CREATE FUNCTION public.newest_posts(i_shards integer[], i_limit integer, OUT id bigint, OUT user_id bigint, OUT body text)
+	    RETURNS SETOF record AS $$
+	    CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
+	$$ LANGUAGE plproxy;
+	CREATE FUNCTION public.all_post_ids(i_shards integer[]) RETURNS SETOF bigint AS $$
+	    CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
+	$$ LANGUAGE plproxy;
+	SQL
+	)
+else
+	echo "# router: no PL/Proxy for PostgreSQL $(pg_config --version | awk '{print $2}'), routing over dblink"
+	routing="$(router_dblink_sql)
+	$(cat <<-'SQL'
+	CREATE FUNCTION public.insert_post(i_user bigint, i_body text) RETURNS bigint LANGUAGE sql AS $$
+	    SELECT t.id FROM public.dblink(public.shard_connstr(public.user_shard(i_user)),
+	                                   format('SELECT public.insert_post(%s, %L)', i_user, i_body)) AS t(id bigint)
+	$$;
+	CREATE FUNCTION public.get_post(i_id bigint, OUT id bigint, OUT user_id bigint, OUT body text) RETURNS SETOF record
+	    LANGUAGE sql AS $$
+	    SELECT t.* FROM public.dblink(public.shard_connstr(shardid.id_shard(i_id)),
+	                                  format('SELECT * FROM public.get_post(%s)', i_id)) AS t(id bigint, user_id bigint, body text)
+	$$;
+	CREATE FUNCTION public.newest_posts(i_shards integer[], i_limit integer, OUT id bigint, OUT user_id bigint, OUT body text)
+	    RETURNS SETOF record LANGUAGE sql AS $$
+	    SELECT t.* FROM unnest(i_shards) AS s,
+	           LATERAL public.dblink(public.shard_connstr(s), format('SELECT * FROM public.newest_posts(ARRAY[%s], %s)', s, i_limit))
+	                AS t(id bigint, user_id bigint, body text)
+	$$;
+	CREATE FUNCTION public.all_post_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE sql AS $$
+	    SELECT t.id FROM unnest(i_shards) AS s,
+	           LATERAL public.dblink(public.shard_connstr(s), format('SELECT public.all_post_ids(ARRAY[%s])', s)) AS t(id bigint)
+	$$;
+	SQL
+	)"
+fi
 sql "$R" >/dev/null <<EOF
-CREATE EXTENSION plproxy;
 CREATE EXTENSION dblink;
 CREATE EXTENSION shardid;
 SELECT shardid.add_node('a', '$A');
@@ -76,19 +122,7 @@ SELECT shardid.place_shards('a', 0, 31);
 SELECT shardid.place_shards('b', 32, 63);
 CREATE FUNCTION public.user_shard(i_user bigint) RETURNS integer
     LANGUAGE sql IMMUTABLE AS 'SELECT (i_user % 64)::integer';
-CREATE FUNCTION public.insert_post(i_user bigint, i_body text) RETURNS bigint AS \$\$
-    CLUSTER 'shardid'; RUN ON public.user_shard(i_user);
-\$\$ LANGUAGE plproxy;
-CREATE FUNCTION public.get_post(i_id bigint, OUT id bigint, OUT user_id bigint, OUT body text) RETURNS SETOF record AS \$\$
-    CLUSTER 'shardid'; RUN ON shardid.id_shard(i_id);
-\$\$ LANGUAGE plproxy;
-CREATE FUNCTION public.newest_posts(i_shards integer[], i_limit integer, OUT id bigint, OUT user_id bigint, OUT body text)
-    RETURNS SETOF record AS \$\$
-    CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
-\$\$ LANGUAGE plproxy;
-CREATE FUNCTION public.all_post_ids(i_shards integer[]) RETURNS SETOF bigint AS \$\$
-    CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
-\$\$ LANGUAGE plproxy;
+$routing
 -- What the application was told: every ID it got back, in write order.
 CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, user_id bigint NOT NULL, retries integer NOT NULL DEFAULT 0);
 -- A writer that retries in a new transaction when a shard is frozen (25006)
@@ -120,8 +154,12 @@ BEGIN
 END \$\$;
 EOF
 expect "placed shards" "$(sql "$R" <<<"SELECT count(*) || ' ' || count(*) FILTER (WHERE node = 'a') FROM shardid.placement")" "64 32"
-expect "partitions of cluster shardid" \
-	"$(sql "$R" <<<"SELECT count(*) FROM pg_foreign_server s, pg_options_to_table(s.srvoptions) o WHERE s.srvname = 'shardid' AND o.option_name ~ '^p[0-9]+\$'")" 8192
+if have_extension plproxy; then
+	expect "partitions of cluster shardid" \
+		"$(sql "$R" <<<"SELECT count(*) FROM pg_foreign_server s, pg_options_to_table(s.srvoptions) o WHERE s.srvname = 'shardid' AND o.option_name ~ '^p[0-9]+\$'")" 8192
+else
+	expect "no PL/Proxy: no cluster, no foreign server" "$(sql "$R" <<<"SELECT count(*) FROM pg_foreign_server")" 0
+fi
 
 # --- insert through the router for 640 users, 3 posts each ------------------
 sql "$R" >/dev/null <<'EOF'

@@ -13,7 +13,7 @@
 # as the other suites expect it.
 #
 # It runs on every major whose build dependencies the archive has: 15
-# (Debian 12), 17 (trixie), 18 (forky), 19 (sid + experimental); where apt
+# (Debian 12), 17 (trixie), 18 (forky), 19 (forky + experimental); where apt
 # cannot satisfy them it skips, saying which are missing. Root only: it
 # installs packages.
 set -euo pipefail

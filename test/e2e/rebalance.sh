@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/e2e/rebalance.sh — CALL shardid.rebalance() over real nodes: a router
-# (PL/Proxy, dblink) and data nodes a, b with wal_level = logical, then c,
+# (dblink; PL/Proxy where installed) and data nodes a, b with wal_level = logical, then c,
 # just added and empty. Node a holds shard 0, about 10 MB, and seven small
 # shards; b four small ones:
 #   1. by_size and by_count plan differently (by count a looks like any
@@ -14,31 +14,38 @@
 #      moved shards, and no publication, subscription, slot or move row is
 #      left;
 #   3. pg_cron on the router runs the docs' one-step job (every minute here)
-#      in the application database: it moves a shard to node d, just added.
+#      in the application database: it moves a shard to node d, just added
+#      (without a pg_cron package for the major, the step is CALLed directly).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
-need_extension plproxy
 PATH=$(pg_config --bindir):$PATH
 export PATH
 major=$(pg_config --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 
-# pg_cron for part 3, Debian's package of this major
-cron_pkg=postgresql-$major-cron
-if ! dpkg-query -W -f='${Status}' "$cron_pkg" 2>/dev/null | grep -q "ok installed"; then
-	[ "$(id -u)" = 0 ] || fail "$cron_pkg is not installed"
+# pg_cron for part 3, Debian's package of this major (none for 19 yet:
+# then part 3 makes the job's one step itself, and says so)
+cron_pkg=postgresql-$major-cron cron=
+if dpkg-query -W -f='${Status}' "$cron_pkg" 2>/dev/null | grep -q "ok installed"; then
+	cron=1
+elif [ "$(id -u)" = 0 ] && apt-cache show "$cron_pkg" >/dev/null 2>&1; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$cron_pkg" >/dev/null ||
 		fail "cannot install $cron_pkg"
+	cron=1
 fi
 
 logical=("wal_level = logical" "max_wal_senders = 20" "max_replication_slots = 20" "max_logical_replication_workers = 8"
 	"wal_sender_timeout = 5s" "wal_receiver_status_interval = 1s")
 for n in a b c d; do pg_start "node_$n" "${logical[@]}"; done
-pg_start router "shared_preload_libraries = 'pg_cron'" "cron.database_name = 'postgres'"
-# pg_cron connects to run a job: through the router's own socket directory
-echo "cron.host = '$router_DIR'" >>"$router_DIR/data/postgresql.conf"
-as_postgres "$(pg_bindir)/pg_ctl" -D "$router_DIR/data" -w -l "$router_DIR/server.log" restart >/dev/null
+if [ -n "$cron" ]; then
+	pg_start router "shared_preload_libraries = 'pg_cron'" "cron.database_name = 'postgres'"
+	# pg_cron connects to run a job: through the router's own socket directory
+	echo "cron.host = '$router_DIR'" >>"$router_DIR/data/postgresql.conf"
+	as_postgres "$(pg_bindir)/pg_ctl" -D "$router_DIR/data" -w -l "$router_DIR/server.log" restart >/dev/null
+else
+	pg_start router
+fi
 A=$(connstr "$node_a_DIR") B=$(connstr "$node_b_DIR") C=$(connstr "$node_c_DIR") D=$(connstr "$node_d_DIR")
 R=$(connstr "$router_DIR")
 createdb_app "$node_a_DIR" "$node_b_DIR" "$node_c_DIR" "$node_d_DIR" "$router_DIR"
@@ -76,8 +83,27 @@ DO $$ BEGIN
     END LOOP;
 END $$;
 EOF
+# writes routed through PL/Proxy where it is installed, else over dblink
+if have_extension plproxy; then
+	sql "$R" >/dev/null <<<"CREATE EXTENSION plproxy"
+	routing=$(cat <<-'SQL'
+	CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint AS $$
+	    CLUSTER 'shardid'; RUN ON i_shard;
+	$$ LANGUAGE plproxy;
+	SQL
+	)
+else
+	echo "# router: no PL/Proxy for PostgreSQL $major, routing over dblink"
+	routing="$(router_dblink_sql)
+	$(cat <<-'SQL'
+	CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE sql AS $$
+	    SELECT t.id FROM public.dblink(public.shard_connstr(i_shard),
+	                                   format('SELECT public.insert_post(%s, %L)', i_shard, i_body)) AS t(id bigint)
+	$$;
+	SQL
+	)"
+fi
 sql "$R" >/dev/null <<EOF
-CREATE EXTENSION plproxy;
 CREATE EXTENSION dblink;
 CREATE EXTENSION shardid;
 SELECT shardid.add_node('a', '$A');
@@ -85,9 +111,7 @@ SELECT shardid.add_node('b', '$B');
 SELECT shardid.place_shards('a', 0, 7);
 SELECT shardid.place_shards('b', 8, 11);
 SELECT shardid.add_node('c', '$C');
-CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint AS \$\$
-    CLUSTER 'shardid'; RUN ON i_shard;
-\$\$ LANGUAGE plproxy;
+$routing
 EOF
 
 # rows SHARD — the shard's rows, on the node that registers it (every node asked)
@@ -199,21 +223,26 @@ expect "called again: nothing to move" "$out" "shardid-rebalance: balanced: noth
 # --- 3. pg_cron: one step a minute ----------------------------------------------------
 sql "$R" >/dev/null <<<"SELECT shardid.add_node('d', '$D')"
 expect "node d added: a plan to it" "$(sql "$R" <<<"SELECT count(*) > 0 FROM shardid.rebalance_plan() WHERE target = 'd'")" t
-psql -X -q -At -v ON_ERROR_STOP=1 -h "$router_DIR" -p "$(cat "$router_DIR/port")" -U postgres -d postgres >/dev/null <<'EOF'
-CREATE EXTENSION pg_cron;
-SELECT cron.schedule_in_database('shardid-rebalance', '* * * * *',
-                                 'CALL shardid.rebalance(max_moves => 1)', 'app');
-EOF
-cronq() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$router_DIR" -p "$(cat "$router_DIR/port")" -U postgres -d postgres; }
-t0=$(date +%s) status=
-while [ $(($(date +%s) - t0)) -lt 150 ]; do
-	status=$(cronq <<<"SELECT status || ': ' || return_message FROM cron.job_run_details
-	                    WHERE status IN ('succeeded', 'failed') ORDER BY start_time LIMIT 1")
-	[ -z "$status" ] || break
-	sleep 2
-done
-cronq >/dev/null <<<"SELECT cron.unschedule('shardid-rebalance')"
-expect "pg_cron ran the job" "$status" "succeeded: CALL"
+if [ -n "$cron" ]; then
+	psql -X -q -At -v ON_ERROR_STOP=1 -h "$router_DIR" -p "$(cat "$router_DIR/port")" -U postgres -d postgres >/dev/null <<-'EOF'
+	CREATE EXTENSION pg_cron;
+	SELECT cron.schedule_in_database('shardid-rebalance', '* * * * *',
+	                                 'CALL shardid.rebalance(max_moves => 1)', 'app');
+	EOF
+	cronq() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$router_DIR" -p "$(cat "$router_DIR/port")" -U postgres -d postgres; }
+	t0=$(date +%s) status=
+	while [ $(($(date +%s) - t0)) -lt 150 ]; do
+		status=$(cronq <<<"SELECT status || ': ' || return_message FROM cron.job_run_details
+		                    WHERE status IN ('succeeded', 'failed') ORDER BY start_time LIMIT 1")
+		[ -z "$status" ] || break
+		sleep 2
+	done
+	cronq >/dev/null <<<"SELECT cron.unschedule('shardid-rebalance')"
+	expect "pg_cron ran the job" "$status" "succeeded: CALL"
+else
+	echo "# SKIP pg_cron: the archive has no $cron_pkg; the job's step is CALLed here instead"
+	sql "$R" >/dev/null <<<"CALL shardid.rebalance(max_moves => 1)"
+fi
 expect "the job moved one shard to d" "$(sql "$R" <<<"SELECT count(*) FROM shardid.shard_placement WHERE node = 'd'")" 1
 expect "nothing left behind after the job" "$(leftovers)" "$clean"
 

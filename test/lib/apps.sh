@@ -59,13 +59,12 @@ apps_js_dir() {
 	ln -sfn /usr/share/nodejs/pg "$1/node_modules/pg"
 }
 
-# apps_cluster [postgresql.conf lines...] — a router (PL/Proxy, dblink for
-# the moves, shardid) and
+# apps_cluster [postgresql.conf lines...] — a router (dblink for the moves
+# and shardid: the applications route themselves, no PL/Proxy) and
 # nodes a and b (wal_level = logical) with database app; 16 shards with a
 # table posts (id, user_id, body): 0-7 on a, 8-15 on b. Sets A, B, R (connect
 # strings) and NODES (JSON {"a": A, "b": B}).
 apps_cluster() {
-	need_extension plproxy	# the router's placement lives in its PL/Proxy cluster
 	local logical=("wal_level = logical" "max_wal_senders = 20" "max_replication_slots = 20"
 		"max_logical_replication_workers = 8" "wal_sender_timeout = 5s" "wal_receiver_status_interval = 1s")
 	pg_start node_a "${logical[@]}" "$@"
@@ -86,7 +85,6 @@ apps_cluster() {
 		SQL
 	done
 	q -d "$R" >/dev/null <<-EOF
-	CREATE EXTENSION plproxy;
 	CREATE EXTENSION dblink;
 	CREATE EXTENSION shardid;
 	SELECT shardid.add_node('a', '$A');

@@ -4,7 +4,7 @@
 # what is missing and puts that major's programs first in PATH.
 #
 # SHARDID_PG is the major (default 15, Debian 12's; 17, 18 and 19 in the
-# trixie, forky and sid roots of test/matrix). postgresql-server-dev-NN pulls
+# trixie and forky roots of test/matrix). postgresql-server-dev-NN pulls
 # in the clang and LLVM that the server's bitcode rules use.
 #
 # pgTAP and PL/Proxy come as postgresql-NN-pgtap and postgresql-NN-plproxy.

@@ -39,3 +39,25 @@ need_extension() {
 	echo "SKIP: $1 is not installed for PostgreSQL $(pg_config --version | awk '{print $2}')${!var:+: ${!var}}"
 	exit 77
 }
+
+# have_extension NAME — whether the extension NAME is installed for the
+# server on PATH.
+have_extension() { [ -e "$(pg_config --sharedir)/extension/$1.control" ]; }
+
+# router_dblink_sql — SQL for a test router without PL/Proxy (PostgreSQL 19:
+# Debian packages none), whose routing functions then call the nodes over
+# dblink instead of through the PL/Proxy cluster: public.shard_connstr(shard)
+# is the connect string the cluster would give that shard's partition
+# (read-only while the shard is frozen; one that fails naming the shard when
+# it is placed nowhere), so both routers refuse and retry alike.
+router_dblink_sql() {
+	cat <<-'SQL'
+	CREATE FUNCTION public.shard_connstr(i_shard integer) RETURNS text LANGUAGE sql STABLE AS $$
+	    SELECT COALESCE((SELECT CASE WHEN p.frozen THEN n.connstr || ' options=''-c default_transaction_read_only=on'''
+	                                 ELSE n.connstr END
+	                       FROM shardid.shard_placement AS p JOIN shardid.nodes AS n ON n.node = p.node
+	                      WHERE p.shard = i_shard),
+	                    format('service=%L', format('shardid: shard %s is not placed on any node', i_shard)))
+	$$;
+	SQL
+}

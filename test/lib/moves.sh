@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # test/lib/moves.sh — the setting of the shard-move tests (test/e2e/move_*.sh):
-# a PL/Proxy router with dblink and two data nodes with wal_level = logical,
+# a router with dblink (and PL/Proxy where it is installed: writes are
+# routed through it, else over dblink) and two data nodes with wal_level = logical,
 # 16 shards (0-7 on a, 6 in a schema named with a quote, a semicolon and
 # capitals; 8-15 on b), a writer procedure on the router, and helpers:
 #   leftovers, where, writable, refused, other, conn_of, placed — state checks
@@ -55,8 +56,36 @@ GRANT SELECT, INSERT ON shard_0005.posts TO app;
 GRANT USAGE ON SEQUENCE shard_0005.id_seq TO app;
 EOF
 sql "$B" >/dev/null <<<"SELECT shardid.create_shards(8, 15); SELECT shardid.create_table('public.posts');"
+# The router routes through PL/Proxy where it is installed, else (19) over
+# dblink, to the connect string PL/Proxy would use (router_dblink_sql).
+if have_extension plproxy; then
+	echo "# router: PL/Proxy"
+	sql "$R" >/dev/null <<<"CREATE EXTENSION plproxy"
+	routing=$(cat <<-'SQL'
+	CREATE FUNCTION public.insert_post(i_user bigint, i_body text) RETURNS bigint AS $$
+	    CLUSTER 'shardid'; RUN ON public.user_shard(i_user);
+	$$ LANGUAGE plproxy;
+	CREATE FUNCTION public.shard_ids(i_shards integer[]) RETURNS SETOF bigint AS $$
+	    CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
+	$$ LANGUAGE plproxy;
+	SQL
+	)
+else
+	echo "# router: no PL/Proxy for PostgreSQL $(pg_config --version | awk '{print $2}'), routing over dblink"
+	routing="$(router_dblink_sql)
+	$(cat <<-'SQL'
+	CREATE FUNCTION public.insert_post(i_user bigint, i_body text) RETURNS bigint LANGUAGE sql AS $$
+	    SELECT t.id FROM public.dblink(public.shard_connstr(public.user_shard(i_user)),
+	                                   format('SELECT public.insert_post(%s, %L)', i_user, i_body)) AS t(id bigint)
+	$$;
+	CREATE FUNCTION public.shard_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE sql AS $$
+	    SELECT t.id FROM unnest(i_shards) AS s,
+	           LATERAL public.dblink(public.shard_connstr(s), format('SELECT public.shard_ids(ARRAY[%s])', s)) AS t(id bigint)
+	$$;
+	SQL
+	)"
+fi
 sql "$R" >/dev/null <<EOF
-CREATE EXTENSION plproxy;
 CREATE EXTENSION dblink;
 CREATE EXTENSION shardid;
 SELECT shardid.add_node('a', '$A');
@@ -64,12 +93,7 @@ SELECT shardid.add_node('b', '$B');
 SELECT shardid.place_shards('a', 0, 7);
 SELECT shardid.place_shards('b', 8, 15);
 CREATE FUNCTION public.user_shard(i_user bigint) RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT (i_user % 16)::integer';
-CREATE FUNCTION public.insert_post(i_user bigint, i_body text) RETURNS bigint AS \$\$
-    CLUSTER 'shardid'; RUN ON public.user_shard(i_user);
-\$\$ LANGUAGE plproxy;
-CREATE FUNCTION public.shard_ids(i_shards integer[]) RETURNS SETOF bigint AS \$\$
-    CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
-\$\$ LANGUAGE plproxy;
+$routing
 -- Every ID the application was given, when, and after how many retries.
 CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, user_id bigint NOT NULL,
                              at timestamptz NOT NULL DEFAULT clock_timestamp(), retries integer NOT NULL DEFAULT 0);

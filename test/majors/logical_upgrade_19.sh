@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test/majors/logical_upgrade_19.sh [OLD NEW] — docs/upgrades.md's upgrade to
 # PostgreSQL 19 with logical replication, without and with sequence
-# replication, from PostgreSQL OLD (18, Debian forky's) to NEW (19, sid +
-# experimental), each in its Debian root (test/lib/roots.sh). Every server
+# replication, from PostgreSQL OLD (18, Debian forky's) to NEW (19, forky +
+# experimental), in their Debian root (test/lib/roots.sh: one for both). Every server
 # listens on 127.0.0.1; clients run on this host.
 # majors: 18 19
 #
