@@ -8,20 +8,23 @@ CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
-# SQL objects live one per file (sql/functions, sql/views, sql/tables,
-# sql/types, sql/checks). The install script of the version in development
-# is assembled from sql/install/*.sql, in name order, whose "\ir" lines name
-# those files; its upgrade script from the previous version is
-# sql/updates/PREV--VERSION.sql (what CREATE OR REPLACE cannot do) followed
-# by every function and view of the install script. sql/include.awk expands
-# them. Released scripts (sql/shardid--0.1.sql) are kept in git as shipped.
-SQL_PARTS = $(sort $(wildcard sql/install/*.sql))
-SQL_OBJECTS = $(wildcard sql/*/*.sql)
-UPDATES_BUILT = $(patsubst sql/updates/%.sql,sql/$(EXTENSION)--%.sql,$(wildcard sql/updates/*--$(EXTVERSION).sql))
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql $(UPDATES_BUILT)
-DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
+# SQL sources live under src/sql, one object per file (functions/,
+# procedures/ — apart, since a procedure that commits cannot pin its
+# search_path — views/, tables/, types/, checks/). The install script of the
+# version in development is assembled from src/sql/install/*.sql, in name
+# order, whose "\ir" lines name those files; its upgrade script from the
+# previous version is src/sql/updates/PREV--VERSION.sql (what CREATE OR
+# REPLACE cannot do) followed by every function, procedure and view of the
+# install script. src/sql/include.awk expands them into build/ (build
+# output, not tracked). Released scripts are kept in git as shipped, in
+# src/sql/released/. sql/ and expected/ hold pg_regress tests only.
+SQL_PARTS = $(sort $(wildcard src/sql/install/*.sql))
+SQL_OBJECTS = $(wildcard src/sql/*/*.sql)
+UPDATES_BUILT = $(patsubst src/sql/updates/%.sql,build/$(EXTENSION)--%.sql,$(wildcard src/sql/updates/*--$(EXTVERSION).sql))
+DATA_built = build/$(EXTENSION)--$(EXTVERSION).sql $(UPDATES_BUILT)
+DATA = $(wildcard src/sql/released/$(EXTENSION)--*.sql)
 
-ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(filter-out sql/$(EXTENSION)--%,$(wildcard sql/*.sql))))
+ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 # The PL/Proxy cluster's test (sql/nodes.sql) needs PL/Proxy, which a data
 # node, a router that lets applications route, or a packager's build server
 # need not have: `make installcheck` runs the rest (the router tests of
@@ -53,11 +56,13 @@ include $(PGXS)
 # This server is built with LLVM: the bitcode rule ignores CXXFLAGS otherwise.
 COMPILE.cxx.bc += $(PG_CXXFLAGS)
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) $(SQL_OBJECTS) sql/include.awk
-	awk -f sql/include.awk $(SQL_PARTS) > $@
+build/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) $(SQL_OBJECTS) src/sql/include.awk
+	@mkdir -p build
+	awk -f src/sql/include.awk $(SQL_PARTS) > $@
 
-sql/$(EXTENSION)--%--$(EXTVERSION).sql: sql/updates/%--$(EXTVERSION).sql $(SQL_PARTS) $(SQL_OBJECTS) sql/include.awk
-	{ awk -f sql/include.awk $<; awk -v objects=1 -f sql/include.awk $(SQL_PARTS); } > $@
+build/$(EXTENSION)--%--$(EXTVERSION).sql: src/sql/updates/%--$(EXTVERSION).sql $(SQL_PARTS) $(SQL_OBJECTS) src/sql/include.awk
+	@mkdir -p build
+	awk -v upgrade=1 -f src/sql/include.awk $< $(SQL_PARTS) > $@
 
 # Unit tests of src/core: GoogleTest, no PostgreSQL.
 UNIT_SRCS = $(sort $(wildcard test/unit/*.cpp))

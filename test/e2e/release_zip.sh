@@ -43,7 +43,7 @@ missing=$(comm -23 <(sort -u "$work/named") "$work/files")
 expect "files META.json names that the zip lacks" "${missing:-none}" none
 # the development version's scripts are built by make, never shipped
 dev=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
-built=$(grep -E "^sql/shardid--([0-9.]+--)?${dev//./\\.}\.sql\$|\.(o|so|bc)\$|^results/" "$work/files" || true)
+built=$(grep -E "^build/|shardid--([0-9.]+--)?${dev//./\\.}\.sql\$|\.(o|so|bc)\$|^results/" "$work/files" || true)
 expect "built files in the zip" "${built:-none}" none
 
 # pgxn install: make and make install from the zip, with this major's pg_config

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/e2e/update.sh — ALTER EXTENSION shardid UPDATE from every released
 # version gives exactly a fresh install of the version in development:
-#   - released install scripts (sql/shardid--X.Y.sql) are byte for byte as
+#   - released scripts (src/sql/released/shardid--*.sql) are byte for byte as
 #     shipped, and the installed scripts are the checkout's;
 #   - a database on the old version, in use (layout configured, shards,
 #     sharded tables, IDs issued, nodes when PL/Proxy is there), is updated;
@@ -19,14 +19,14 @@ source test/lib/e2e.sh
 # Released scripts never change: each release adds its install script here
 # and the upgrade script that led to it.
 sha256sum --quiet -c - <<'EOF' || fail "a released install script changed (see above); released scripts are frozen"
-4c229c925e4af8b9dcac944cb78b5fb9f4167bf3cc4aebe4e5da9cf103218c87  sql/shardid--0.1.sql
-84cb95f69dd7a8927fa2b8b86d86df61f44c40385a7f374e8a1302c72ee4bd26  sql/shardid--0.2.sql
-f6da0be6ce415c436a29c01d5c44bae3b7e3b2744a3b4ed356a7fec88f9d2300  sql/shardid--0.1--0.2.sql
+4c229c925e4af8b9dcac944cb78b5fb9f4167bf3cc4aebe4e5da9cf103218c87  src/sql/released/shardid--0.1.sql
+84cb95f69dd7a8927fa2b8b86d86df61f44c40385a7f374e8a1302c72ee4bd26  src/sql/released/shardid--0.2.sql
+f6da0be6ce415c436a29c01d5c44bae3b7e3b2744a3b4ed356a7fec88f9d2300  src/sql/released/shardid--0.1--0.2.sql
 EOF
 echo "ok - released install scripts unchanged"
 
 # Every upgrade script refuses to run outside ALTER EXTENSION.
-for f in sql/shardid--*--*.sql; do
+for f in src/sql/released/shardid--*--*.sql build/shardid--*--*.sql; do
 	[ -e "$f" ] || continue
 	to=${f##*--}; to=${to%.sql}
 	head -n 20 "$f" | grep -qxF "\echo Use \"ALTER EXTENSION shardid UPDATE TO '$to'\" to load this file. \quit" ||
@@ -34,11 +34,19 @@ for f in sql/shardid--*--*.sql; do
 done
 echo "ok - upgrade scripts start with their psql guard"
 
+# The built upgrade scripts create each object once (src/sql/include.awk
+# skips an object the update part already includes).
+for f in build/shardid--*--*.sql; do
+	[ -e "$f" ] || fail "no built upgrade script in build/: run make first"
+	dup=$(grep -oiE '^CREATE (OR REPLACE )?(FUNCTION|PROCEDURE|VIEW) [a-z_.]+ *\([^)]*' "$f" | sort | uniq -d)
+	[ -z "$dup" ] || fail "$f creates these more than once: $dup"
+done
+echo "ok - built upgrade scripts create each function, procedure and view once"
+
 new=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
 [ -n "$new" ] || fail "no default_version in shardid.control"
 extdir=$(pg_config --sharedir)/extension
-for f in sql/shardid--*.sql; do
-	case $f in sql/shardid--"$new".sql) continue ;; esac	# built by make (like the upgrade script into it)
+for f in src/sql/released/shardid--*.sql build/shardid--*.sql; do
 	cmp -s "$f" "$extdir/$(basename "$f")" ||
 		fail "$extdir/$(basename "$f") is not the checkout's $f: run make install first"
 done
@@ -46,11 +54,11 @@ echo "ok - installed scripts are the checkout's"
 
 # The released versions: every install script but the development one.
 olds=()
-for f in sql/shardid--*.sql; do
-	v=${f#sql/shardid--}; v=${v%.sql}
+for f in src/sql/released/shardid--*.sql; do
+	v=${f#src/sql/released/shardid--}; v=${v%.sql}
 	case $v in *--*|"$new") ;; *) olds+=("$v") ;; esac
 done
-[ ${#olds[@]} -gt 0 ] || fail "no released install script in sql/"
+[ ${#olds[@]} -gt 0 ] || fail "no released install script in src/sql/released/"
 
 pg_start update
 work=$(mktemp -d /tmp/shardid-update.XXXXXX)
@@ -143,7 +151,7 @@ SQL
 		"$work/fresh.txt" "$work/$db.txt" > "$work/$db.diff"; then
 		echo "The updated extension differs from a fresh install ('-' fresh $new, '+' $old updated):" >&2
 		cat "$work/$db.diff" >&2
-		echo "Each line is '<member object> | <property>'. Make sql/updates/$old--$new.sql (with the objects it re-creates) and sql/install/*.sql agree." >&2
+		echo "Each line is '<member object> | <property>'. Make src/sql/updates/*--$new.sql (with the objects it re-creates) and src/sql/install/*.sql agree." >&2
 		fail "$old updated to $new is not a fresh $new install"
 	fi
 	echo "ok - $old updated equals a fresh $new install ($(wc -l < "$work/fresh.txt") catalog lines compared)"

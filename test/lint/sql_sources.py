@@ -9,9 +9,10 @@
   sql_sources.py skeleton    prints the reference entries the sources call for
                              (a start for a new object's entry)
 
-The sources are sql/{functions,views,tables,types,checks,updates,install}/*.sql;
-sql/shardid--*.sql are released (frozen) or built from those, and sql/*.sql
-are pg_regress tests. Exits 1 and prints one line per problem.
+The sources are src/sql/{functions,procedures,views,tables,types,checks,
+updates,install}/*.sql; src/sql/released/shardid--*.sql are released
+(frozen), build/shardid--*.sql built from the sources, and sql/*.sql are
+pg_regress tests. Exits 1 and prints one line per problem.
 """
 import glob
 import os
@@ -19,7 +20,7 @@ import re
 import sys
 
 TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-SOURCE_DIRS = ['functions', 'views', 'tables', 'types', 'checks', 'updates', 'install']
+SOURCE_DIRS = ['functions', 'procedures', 'views', 'tables', 'types', 'checks', 'updates', 'install']
 DEFINITION = re.compile(
     r'^\s*CREATE\s+(?:OR\s+REPLACE\s+)?'
     r'(FUNCTION|PROCEDURE|VIEW|TABLE|SEQUENCE|TYPE|TRIGGER|INDEX)\s+'
@@ -58,7 +59,7 @@ def top_level(text):
 
 def sources():
     for d in SOURCE_DIRS:
-        for path in sorted(glob.glob(os.path.join(TOP, 'sql', d, '*.sql'))):
+        for path in sorted(glob.glob(os.path.join(TOP, 'src', 'sql', d, '*.sql'))):
             yield os.path.relpath(path, TOP), strip_sql_comments(open(path, encoding='utf-8').read())
 
 
@@ -85,7 +86,7 @@ def check_objects():
         # two files is a copy that will drift
         if len(set(files)) > 1:
             problems.append('%s %s is defined in %s' % (kind.lower(), name, ', '.join(sorted(set(files)))))
-        if kind in COMMENTED_KINDS and (kind, name) not in comments and not files[0].startswith('sql/updates/'):
+        if kind in COMMENTED_KINDS and (kind, name) not in comments and not files[0].startswith('src/sql/updates/'):
             problems.append('%s %s (%s) has no COMMENT ON' % (kind.lower(), name, files[0]))
     return problems, len(defined)
 

@@ -68,7 +68,7 @@
 \ir ../functions/_move_repoint.sql
 \ir ../functions/_move_finish.sql
 \ir ../functions/_move_rollback_step.sql
-\ir ../functions/_move_rollback.sql
+\ir ../procedures/_move_rollback.sql
 \ir ../functions/_move_outcome.sql
-\ir ../functions/move_shard.sql
-\ir ../functions/abort_move.sql
+\ir ../procedures/move_shard.sql
+\ir ../procedures/abort_move.sql

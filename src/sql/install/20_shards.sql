@@ -32,13 +32,13 @@
 \ir ../functions/create_shards.sql
 \ir ../functions/_create_shards_start.sql
 \ir ../functions/_create_shards_batch.sql
-\ir ../functions/create_shards_proc.sql
+\ir ../procedures/create_shards_proc.sql
 \ir ../functions/shard_schema.sql
 \ir ../functions/_register_table.sql
 \ir ../functions/create_table.sql
 \ir ../functions/_create_table_start.sql
 \ir ../functions/_create_table_batch.sql
-\ir ../functions/create_table_proc.sql
+\ir ../procedures/create_table_proc.sql
 \ir ../functions/attach_shard.sql
 \ir ../functions/detach_shard.sql
 \ir ../functions/adopt.sql

@@ -12,4 +12,4 @@
 \ir ../functions/shard_sizes.sql
 \ir ../functions/rebalance_plan.sql
 \ir ../functions/_check_move_done.sql
-\ir ../functions/rebalance.sql
+\ir ../procedures/rebalance.sql
