@@ -90,7 +90,7 @@ contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 libdir=$("$pg_config" --pkglibdir)
 sharedir=$("$pg_config" --sharedir)
 for f in "$libdir/shardid.so" "$sharedir/extension/shardid.control" \
-	$(cd sql && ls shardid--*.sql | sed "s|^|$sharedir/extension/|") "$sharedir/extension/shardid--$(
+	$(cd src/sql/released && ls shardid--*.sql | sed "s|^|$sharedir/extension/|") "$sharedir/extension/shardid--$(
 		sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control).sql"; do
 	grep -qx ".$f" <<<"$contents" || fail "$(basename "$deb") lacks $f"
 done
