@@ -23,6 +23,8 @@ SQL_OBJECTS = $(wildcard src/sql/*/*.sql)
 UPDATES_BUILT = $(patsubst src/sql/updates/%.sql,build/$(EXTENSION)--%.sql,$(wildcard src/sql/updates/*--$(EXTVERSION).sql))
 DATA_built = build/$(EXTENSION)--$(EXTVERSION).sql $(UPDATES_BUILT)
 DATA = $(wildcard src/sql/released/$(EXTENSION)--*.sql)
+# The command-line tools, installed beside PostgreSQL's (pg_config --bindir).
+SCRIPTS = bin/shardid-move-shard bin/shardid-rebalance
 
 ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 # Router tests connect back to this server over dblink (databases of it
