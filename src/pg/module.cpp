@@ -3,7 +3,7 @@
  *
  * shardid needs no shared_preload_libraries entry: nothing lives in shared
  * memory. The generator's state is the sequence tuple (see next_id.cpp) and
- * the layout is a table read into backend-local memory (layout_cache.cpp).
+ * the layout is a table read into backend-local memory (layout_cache.cpp, layout_freeze.cpp).
  */
 #include "shardid_pg.h"
 #include "compat.h"

@@ -39,6 +39,9 @@
  */
 #include "shardid_pg.h"
 #include "compat.h"
+#include "errors.h"
+#include "layout_cache.h"
+#include "layout_freeze.h"
 
 extern "C" {
 #include "access/htup_details.h"
