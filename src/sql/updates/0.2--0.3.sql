@@ -9,3 +9,9 @@
 -- The install script's schema check, so a 0.2 installed into a schema that
 -- a non-superuser owns or may create in is not updated either.
 \ir ../checks/extension_schema.sql
+
+-- New in 0.3: the template of a sharded table cannot be dropped while it
+-- is registered (shardid.drop_table() first). The event trigger is not a
+-- function the build appends, so this part creates it, after its function.
+\ir ../functions/_refuse_template_drop.sql
+\ir ../event_triggers/template_drop.sql
