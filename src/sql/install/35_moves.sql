@@ -17,6 +17,7 @@
 
 -- both sides
 \ir ../functions/_raise.sql
+\ir ../functions/_run_as_owner.sql
 \ir ../functions/_acl_words.sql
 \ir ../functions/_acl_items.sql
 \ir ../functions/_apply_acl.sql
@@ -28,8 +29,9 @@
 \ir ../functions/_move_seal.sql
 \ir ../functions/_move_raise_generators.sql
 \ir ../functions/_move_row_counts.sql
-\ir ../functions/_move_untrusted_code.sql
+\ir ../functions/_move_offline_copies.sql
 \ir ../functions/_move_offline_load.sql
+\ir ../functions/_move_offline_store.sql
 \ir ../functions/_move_publish.sql
 \ir ../functions/_move_create_slot.sql
 \ir ../functions/_move_slot_status.sql

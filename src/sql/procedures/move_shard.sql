@@ -156,7 +156,7 @@ BEGIN
         RAISE NOTICE 'shard % is frozen on "%" for an offline move: copy its rows to "%", then CALL this again', shard, last.source, last.target
             USING DETAIL = pg_catalog.format('Row counts on "%s": %s; on "%s": %s.', last.source, steps OPERATOR(pg_catalog.->) 'source',
                                              last.target, steps OPERATOR(pg_catalog.->) 'target'),
-                  HINT = 'bin/shardid-move-shard --offline does it (pg_dump --data-only --disable-triggers).';
+                  HINT = 'bin/shardid-move-shard --offline does it (the rows read on the source, written as the tables'' owners: shardid._move_offline_load() and _move_offline_store()).';
         RETURN;
     END IF;
     RAISE NOTICE 'moved shard % from "%" to "%" in % ms%; old copy %', shard, last.source, last.target,
