@@ -47,6 +47,7 @@
 \ir ../functions/_dblink_schema.sql
 \ir ../functions/_node_open.sql
 \ir ../functions/_node_close.sql
+\ir ../functions/_pinned_connstr.sql
 \ir ../functions/_node_connect.sql
 \ir ../functions/_node_ensure.sql
 \ir ../functions/_node_send.sql
