@@ -64,7 +64,6 @@
 \ir ../functions/_refuse_frozen_write.sql
 \ir ../functions/_for_tables.sql
 \ir ../functions/_release_lease.sql
-\ir ../functions/_release_lease.sql
 \ir ../functions/freeze_shard_tables.sql
 \ir ../functions/thaw_shard_tables.sql
 \ir ../functions/retire_shard.sql

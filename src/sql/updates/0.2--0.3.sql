@@ -10,6 +10,10 @@
 -- a non-superuser owns or may create in is not updated either.
 \ir ../checks/extension_schema.sql
 
+-- Moves and rebalances lock through rows of shardid.session_locks, which
+-- only administrators may take, instead of advisory locks on fixed keys.
+\ir ../tables/session_locks.sql
+
 -- Offline moves copy the rows as the tables' owners: the check of code
 -- that a superuser's copy would have run is gone.
 DROP FUNCTION shardid._move_untrusted_code(name);
