@@ -10,8 +10,8 @@ CREATE OR REPLACE FUNCTION shardid._refuse_frozen_write() RETURNS trigger
 AS $$
 BEGIN
     IF TG_NARGS >= 3 AND TG_ARGV[2] = 'lease'
-       AND CASE WHEN TG_NARGS >= 4 THEN pg_try_advisory_xact_lock_shared(TG_ARGV[3]::bigint)
-                ELSE pg_try_advisory_xact_lock_shared(1936222564, TG_ARGV[0]::integer) END THEN
+       AND (CASE WHEN TG_NARGS >= 4 THEN pg_try_advisory_xact_lock_shared(TG_ARGV[3]::bigint)
+                 ELSE pg_try_advisory_xact_lock_shared(1936222564, TG_ARGV[0]::integer) END) THEN
         RETURN NULL;
     END IF;
     RAISE EXCEPTION 'shard % is being moved to node %: %.% refuses writes for the cut-over', TG_ARGV[0], TG_ARGV[1],
