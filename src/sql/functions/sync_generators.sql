@@ -97,7 +97,7 @@ BEGIN
                 GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT;
                 generator := cur_seq; action := 'failed'; table_name := wanted_tbl; column_name := wanted_col;
                 max_id := wanted_id;
-                detail := pg_catalog.format('not raised: %s (SQLSTATE %s)', e_msg, e_state);
+                detail := pg_catalog.format('%s (SQLSTATE %s); the generator is left as it was', e_msg, e_state);
                 RETURN NEXT;
             END;
         END IF;
@@ -148,8 +148,8 @@ BEGIN
             GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT, e_detail = PG_EXCEPTION_DETAIL;
             failed := true;
             generator := c.seq; action := 'failed'; table_name := c.tbl; column_name := c.col; max_id := NULL;
-            detail := pg_catalog.format('%s (SQLSTATE %s)%s; generator not raised', e_msg, e_state,
-                                        COALESCE(': ' OPERATOR(pg_catalog.||) NULLIF(e_detail, ''), ''));
+            detail := pg_catalog.format('%s%s (SQLSTATE %s); the generator is left as it was', e_msg,
+                                        COALESCE(': ' OPERATOR(pg_catalog.||) NULLIF(e_detail, ''), ''), e_state);
             RETURN NEXT;
             CONTINUE;
         END;
