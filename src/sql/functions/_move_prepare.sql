@@ -2,8 +2,9 @@
 -- resumed (its row, after checking it goes to the same node), or a new one
 -- is checked before anything changes and recorded in phase 'schema'. The
 -- checks: the shard is placed, not frozen on the router, and not already
--- on to_node, which exists; every node answers with shardid 0.2 and the
--- router's layout; the source registers the shard in a schema that holds
+-- on to_node, which exists; every node answers with shardid 0.3 (which runs
+-- the owners' code as the owners: a 0.2 node is refused) and the router's
+-- layout; the source registers the shard in a schema that holds
 -- its generator; the target neither registers the shard nor has the
 -- schema, and has every role the shard's owners and privileges name; the
 -- copy the target would make from its templates is the source's shard
@@ -71,7 +72,7 @@ BEGIN
         PERFORM shardid._node_connect('shardid_move_check', nd.node);
         facts := shardid._node('shardid_move_check',
             $q$SELECT pg_catalog.jsonb_build_object('version', (SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) 'shardid'),
-                                         'moves', pg_catalog.to_regprocedure('shardid._move_source_facts(integer)') IS NOT NULL)$q$,
+                                         'moves', pg_catalog.to_regprocedure('shardid._run_as_owner(regrole, text, boolean)') IS NOT NULL)$q$,
             nd.node)::jsonb;
         IF facts->>'version' IS NULL THEN
             PERFORM shardid._node_close('shardid_move_check');
