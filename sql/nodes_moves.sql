@@ -143,6 +143,116 @@ SELECT count(*) AS moves FROM shardid.shard_moves;
 SELECT count(*) AS schemas FROM pg_namespace WHERE nspname = 'shard_0001';
 \c :regress_db
 
+-- Issue 27: nothing a node lets in gets a superuser's hands through a move.
+-- Each payload records who ran it; none may record a superuser.
+\c regress_moves_b
+CREATE TABLE public.payload_log (what text, who name, superuser boolean);
+GRANT INSERT ON public.payload_log TO PUBLIC;
+CREATE FUNCTION public.payload_row(what text) RETURNS void LANGUAGE sql
+    AS $$ INSERT INTO public.payload_log SELECT what, current_user, rolsuper FROM pg_roles WHERE rolname = current_user $$;
+CREATE FUNCTION public.payload() RETURNS trigger LANGUAGE plpgsql
+    AS $$ BEGIN PERFORM public.payload_row(TG_NAME || ' ' || TG_OP); RETURN NULL; END $$;
+GRANT EXECUTE ON FUNCTION public.payload_row(text), public.payload() TO PUBLIC;
+-- Finding 2: a database owner who is not a superuser owns schema public
+-- (15+) and shadows what 0.2's unqualified statements called there:
+-- jsonb_build_object(text, text, text, boolean) and || (text, integer).
+CREATE ROLE regress_moves_dbowner;
+ALTER DATABASE regress_moves_b OWNER TO regress_moves_dbowner;
+SET ROLE regress_moves_dbowner;
+CREATE FUNCTION public.jsonb_build_object(a text, b text, c text, d boolean) RETURNS jsonb LANGUAGE sql
+    AS $$ SELECT public.payload_row('jsonb_build_object'); SELECT pg_catalog.jsonb_build_object(a, b, c, d) $$;
+CREATE FUNCTION public.cat(a text, b integer) RETURNS text LANGUAGE sql
+    AS $$ SELECT public.payload_row('||'); SELECT a OPERATOR(pg_catalog.||) b::text $$;
+CREATE OPERATOR public.|| (LEFTARG = text, RIGHTARG = integer, FUNCTION = public.cat);
+RESET ROLE;
+\c :regress_db
+-- (refused for wal_level, after every check that talks to the nodes)
+CALL shardid.move_shard(1, 'mb');
+\c regress_moves_b
+SELECT count(*) AS payloads_run FROM public.payload_log;
+
+-- Finding 1: an offline move. The shard's owner adds triggers to the
+-- target's copy before the rows load, named like shardid's (0.2 compared
+-- them not, and emptied the copy as the superuser, firing the TRUNCATE
+-- trigger): the copy is emptied and written as the owner (ENABLE ALWAYS
+-- triggers fire as the owner, ordinary ones not at all), and the triggers
+-- are differences: the move is refused and rolled back.
+\c regress_moves_a
+INSERT INTO shard_0001.posts (id, user_id, body) VALUES
+    (shardid.make_id('2021-01-01 00:00:00+00', 1, 1), 1, 'one'), (shardid.make_id('2021-01-01 00:00:00+00', 1, 2), 2, 'two');
+\c :regress_db
+CALL shardid.move_shard(1, 'mb', offline => true);
+SELECT phase, mode FROM shardid.shard_moves;
+\c regress_moves_b
+SET ROLE regress_moves_owner;
+CREATE TRIGGER shardid_move_frozen BEFORE TRUNCATE ON shard_0001.posts FOR EACH STATEMENT EXECUTE FUNCTION public.payload();
+CREATE TRIGGER shardid_retired AFTER INSERT ON shard_0001.posts FOR EACH ROW EXECUTE FUNCTION public.payload();
+ALTER TABLE shard_0001.posts ENABLE ALWAYS TRIGGER shardid_retired;
+CREATE TRIGGER ordinary AFTER INSERT ON shard_0001.posts FOR EACH ROW EXECUTE FUNCTION public.payload();
+RESET ROLE;
+-- what bin/shardid-move-shard --offline runs, the rows as it reads them on the source
+SELECT * FROM shardid._move_offline_copies('shard_0001');
+BEGIN;
+SELECT shardid._move_offline_load('shard_0001');
+COPY pg_temp.shardid_load_1 FROM STDIN;
+2476645732824646657	1	one
+2476645732824646658	2	two
+\.
+SELECT shardid._move_offline_store('shard_0001');
+COMMIT;
+SELECT what, who, superuser, count(*) FROM public.payload_log GROUP BY 1, 2, 3 ORDER BY 1;
+SELECT count(*) AS rows_copied FROM shard_0001.posts;
+\c :regress_db
+CALL shardid.move_shard(1, 'mb', offline => true);
+SELECT count(*) AS moves FROM shardid.shard_moves;
+\c regress_moves_b
+SELECT count(*) AS copies_left FROM pg_namespace WHERE nspname = 'shard_0001';
+\c regress_moves_a
+SELECT count(*) AS frozen_left FROM pg_trigger WHERE tgfoid = 'shardid._refuse_frozen_write()'::regprocedure;
+DELETE FROM shard_0001.posts;
+-- and on the source: a tenant's trigger named like shardid's is a difference
+CREATE FUNCTION public.tenant_trigger() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER shardid_retired BEFORE INSERT ON shard_0001.posts FOR EACH ROW EXECUTE FUNCTION public.tenant_trigger();
+\c :regress_db
+CALL shardid.move_shard(1, 'mb');
+\c regress_moves_a
+DROP TRIGGER shardid_retired ON shard_0001.posts;
+
+-- Finding 3: once the router points elsewhere, nothing of a tenant's
+-- stops the old copy's retirement: a trigger named shardid_retired, a
+-- schema squatting the retired name. shardid's triggers are known by
+-- their function.
+CREATE TRIGGER shardid_retired BEFORE INSERT ON shard_0002.posts FOR EACH ROW EXECUTE FUNCTION public.tenant_trigger();
+CREATE TRIGGER shardid_move_frozen BEFORE UPDATE ON shard_0002.posts FOR EACH ROW EXECUTE FUNCTION public.tenant_trigger();
+CREATE SCHEMA shard_0002_moved_1;
+SELECT shardid.freeze_shard_tables('shard_0002', 2, 'mb');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.retire_shard(2, 'mb', 'shard_0002_moved_1');
+SELECT tgname, tgfoid::regproc FROM pg_trigger WHERE tgrelid = 'shard_0002_moved_1_2.posts'::regclass ORDER BY tgname;
+SELECT shardid.thaw_shard_tables('shard_0002_moved_1_2') AS thawed;
+DROP SCHEMA shard_0002_moved_1, shard_0002_moved_1_2 CASCADE;
+SELECT shardid.create_shard(2) IS NOT NULL AS recreated;
+DROP FUNCTION public.tenant_trigger();
+\c :regress_db
+
+-- Finding 5: a role with no privileges on shardid's objects cannot block
+-- a move (0.2's advisory key (hashtext('shardid-move-shard'), shard) could
+-- be held by anyone); a session holding the shard's lock (a row of
+-- shardid.session_locks) is named.
+CREATE ROLE regress_moves_nobody;
+SELECT dblink_connect('nobody', :'base' || current_database());
+SELECT * FROM dblink('nobody', $$SET ROLE regress_moves_nobody; SELECT pg_try_advisory_lock(hashtext('shardid-move-shard'), 1)$$) AS t(locked boolean);
+\set VERBOSITY terse
+CALL shardid.move_shard(1, 'mb');
+SELECT dblink_disconnect('nobody');
+SELECT dblink_connect('mover', :'base' || current_database());
+SELECT * FROM dblink('mover', $$SELECT shardid._session_lock('move 1') IS NULL$$) AS t(locked boolean);
+\set VERBOSITY sqlstate
+CALL shardid.move_shard(1, 'mb');
+\set VERBOSITY default
+SELECT * FROM dblink('mover', $$SELECT shardid._session_unlock('move 1')$$) AS t(unlocked boolean);
+SELECT dblink_disconnect('mover');
+
 -- A move in progress (here a row without objects) resumes to its target
 -- only; abort_move() rolls it back, whatever of it exists.
 INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
@@ -187,18 +297,24 @@ SELECT n, octet_length(n) AS bytes, char_length(n) AS chars
   FROM shardid._fit_name(repeat('é', 31) || 'x', '_moved_1795432293102') AS n;
 
 -- The freeze lease: a write is refused while the session that froze the
--- shard lives, and goes through once it is gone.
+-- shard lives, and goes through once it is gone. Its key is drawn at
+-- random for each freeze: a role holding 0.2's fixed key (1936222564, 3)
+-- blocks nothing (issue 27, finding 5).
+SELECT dblink_connect('squatter', :'base' || 'regress_moves_a');
+SELECT * FROM dblink('squatter', 'SELECT pg_try_advisory_lock_shared(1936222564, 3)') AS t(locked boolean);
 SELECT dblink_connect('mover', :'base' || 'regress_moves_a');
-SELECT * FROM dblink('mover', 'SELECT shardid.freeze_shard_tables(''shard_0003'', 3, ''mb'', true)') AS t(n integer);
+SELECT * FROM dblink('mover', 'SET lock_timeout = ''1s''; SELECT shardid.freeze_shard_tables(''shard_0003'', 3, ''mb'', true)') AS t(n integer);
+SELECT * FROM dblink('mover', 'SELECT pg_backend_pid()') AS t(pid integer) \gset mover_
+SELECT set_config('regress.mover_pid', :'mover_pid', false) IS NOT NULL AS noted;
 SELECT dblink_connect('writer', :'base' || 'regress_moves_a');
 SELECT dblink_exec('writer', 'INSERT INTO shard_0003.posts (user_id, body) VALUES (3, ''refused'')');
 SELECT dblink_disconnect('mover');
+SELECT dblink_disconnect('squatter');
 -- (the mover's backend ends a moment after its connection closes)
 DO $$
 BEGIN
     FOR i IN 1 .. 200 LOOP
-        EXIT WHEN NOT EXISTS (SELECT FROM pg_locks AS l
-                               WHERE l.locktype = 'advisory' AND l.classid = 1936222564 AND l.objid = 3);
+        EXIT WHEN NOT EXISTS (SELECT FROM pg_stat_activity AS a WHERE a.pid = current_setting('regress.mover_pid')::integer);
         PERFORM pg_sleep(0.05);
     END LOOP;
 END
@@ -221,3 +337,5 @@ DROP DATABASE regress_moves_a;
 DROP DATABASE regress_moves_b;
 DROP ROLE regress_moves_app;
 DROP ROLE regress_moves_owner;
+DROP ROLE regress_moves_dbowner;
+DROP ROLE regress_moves_nobody;

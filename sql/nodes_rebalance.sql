@@ -189,19 +189,31 @@ BEGIN;
 CALL shardid.rebalance('by_count');                -- it commits: not in a transaction block
 ROLLBACK;
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
--- One at a time: another session holds the rebalance lock.
+-- One at a time: another session holds the rebalance lock (a row of
+-- shardid.session_locks).
 SELECT dblink_connect('other', :'self');
-SELECT * FROM dblink('other', $$SELECT pg_advisory_lock(hashtext('shardid-rebalance'), 0)::text$$) AS t(locked text);
+SELECT * FROM dblink('other', $$SELECT shardid._session_lock('rebalance') IS NULL$$) AS t(locked boolean);
 \set VERBOSITY terse
 CALL shardid.rebalance('by_count');
 \set VERBOSITY default
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
-SELECT * FROM dblink('other', $$SELECT pg_advisory_unlock(hashtext('shardid-rebalance'), 0)::text$$) AS t(unlocked text);
+SELECT * FROM dblink('other', $$SELECT shardid._session_unlock('rebalance')$$) AS t(unlocked boolean);
+-- A role with no privileges on shardid's objects cannot block it (issue 27,
+-- finding 5: in 0.2 any role could hold the fixed advisory key), nor take
+-- its lock.
+CREATE ROLE regress_rebalance_nobody LOGIN;
+SELECT * FROM dblink('other', $$SET ROLE regress_rebalance_nobody; SELECT pg_try_advisory_lock(hashtext('shardid-rebalance'), 0)$$) AS t(locked boolean);
+SELECT * FROM dblink('other', $$SELECT shardid._session_lock('rebalance')$$) AS t(holder integer);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT * FROM dblink('other', $$SELECT lock_name FROM shardid.session_locks FOR UPDATE$$) AS t(lock_name text);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+CALL shardid.rebalance('by_count', max_moves => 0);
 SELECT dblink_disconnect('other');
+DROP ROLE regress_rebalance_nobody;
 -- Nothing to move (every shard excluded), or no move allowed.
 CALL shardid.rebalance('by_count', excluded_shards => '{0,1,2,3}');
 CALL shardid.rebalance('by_count', max_moves => 0);
-SELECT count(*) AS rebalance_locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
 -- An offline move left in progress needs its client: refused, with a hint.
 INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
 VALUES (2, 'one', 'two', 'shard_0002', 'offline', 'frozen');
@@ -220,9 +232,9 @@ SELECT shardid._check_move_done(2, 'one');
 CALL shardid.rebalance('by_count');
 \set VERBOSITY default
 SELECT shard, node FROM shardid.shard_placement ORDER BY shard;
-SELECT count(*) AS rebalance_locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
 CALL shardid.rebalance('by_count', max_moves => 0);
-SELECT count(*) AS rebalance_locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
 
 -- a shard placed on a node whose registry does not have it
 SELECT shardid.detach_shard(3);

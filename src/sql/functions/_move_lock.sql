@@ -1,7 +1,9 @@
 -- Router, moves: one session at a time works on a shard's move. Takes the
--- session-level advisory lock (hashtext('shardid-move-shard'), shard),
--- which PostgreSQL releases if the session ends, however it ends; 55006
--- naming the backend that holds it otherwise. Also refuses what a move
+-- lock 'move <shard>' of shardid.session_locks (_session_lock), which is
+-- free again once this session ends, however it ends, and which only
+-- administrators may take or hold (0.2's advisory key could be held by
+-- any role, blocking every move of the shard); 55006 naming the backend
+-- that holds it otherwise. The caller commits at once. Also refuses what a move
 -- cannot run in: a transaction block (a move commits once per phase), a
 -- NULL shard, a router without dblink.
 CREATE OR REPLACE FUNCTION shardid._move_lock(shard integer, what text) RETURNS void
@@ -22,11 +24,8 @@ BEGIN
                   HINT = 'CALL it on its own (autocommit).';
     END IF;
     PERFORM shardid._dblink_schema();
-    IF NOT pg_try_advisory_lock(hashtext('shardid-move-shard'), shard) THEN
-        SELECT l.pid INTO holder FROM pg_locks AS l
-         WHERE l.locktype = 'advisory' AND l.granted
-           AND l.database = (SELECT d.oid FROM pg_database AS d WHERE d.datname = current_database())
-           AND l.classid = hashtext('shardid-move-shard')::oid AND l.objid = shard::oid AND l.objsubid = 2;
+    holder := shardid._session_lock('move ' || shard);
+    IF holder IS NOT NULL THEN
         RAISE EXCEPTION 'shard % is being moved by another session (backend %)', shard, holder
             USING ERRCODE = 'object_in_use',
                   HINT = format('Wait for it, or stop it: SELECT pg_cancel_backend(%s); rolls the move back, pg_terminate_backend(%s) leaves it to be resumed or aborted.', holder, holder);
@@ -37,4 +36,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid._move_lock(integer, text) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid._move_lock(integer, text) IS
-    'Router, moves: takes the session advisory lock of a shard''s move (55006 naming its holder), refusing a transaction block.';
+    'Router, moves: takes the lock of a shard''s move in shardid.session_locks (55006 naming its holder), refusing a transaction block; the caller commits.';

@@ -1,26 +1,35 @@
 -- Node, target of an offline move, first statement of the transaction that
--- replays the rows (bin/shardid-move-shard --offline): locks the copy's
--- tables against any change until the replay commits, refuses if writing
--- rows into them would run code of a role that is not a superuser (see
--- _move_untrusted_code), and empties them (a repeated attempt replaces what
--- an earlier one left). Returns the number of tables.
+-- copies the rows (bin/shardid-move-shard --offline): locks the copy's
+-- tables against any change until the copy commits, empties each as its
+-- owner (_run_as_owner, session_replication_role = replica: a TRUNCATE
+-- trigger of the owner's fires as the owner, ENABLE ALWAYS, or not at
+-- all), and makes this session's staging tables: for the n-th table
+-- (relkind r, name order) pg_temp.shardid_load_<n>, one text column per
+-- column of the table that is not generated, readable by the table's
+-- owner, dropped at commit. The rows go there as text (no one's code runs)
+-- and reach the tables through _move_offline_store(). A repeated attempt
+-- replaces what an earlier one left. Returns the number of tables.
 CREATE OR REPLACE FUNCTION shardid._move_offline_load(schema_name name) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
+    SET client_min_messages = warning
 AS $$
 DECLARE
-    n    integer := shardid._for_tables(schema_name, '{r,p}', 'LOCK TABLE %I.%I IN ACCESS EXCLUSIVE MODE');
-    code text;
+    n integer := shardid._for_tables(schema_name, '{r,p}', 'LOCK TABLE %I.%I IN ACCESS EXCLUSIVE MODE');
+    t record;
 BEGIN
-    code := shardid._move_untrusted_code(schema_name);
-    IF code IS NOT NULL THEN
-        RAISE EXCEPTION 'the rows of schema % cannot be copied offline: writing them would run code of roles that are not superusers',
-                quote_ident(schema_name)
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'Functions: ' || code || '.',
-                  HINT = 'Move the shard online (the copy then runs as the tables'' owners), or have a superuser own those functions.';
-    END IF;
-    PERFORM shardid._for_tables(schema_name, '{r}', 'TRUNCATE %I.%I');
+    FOR t IN SELECT c.oid, c.relname, c.relowner, row_number() OVER (ORDER BY c.relname) AS i
+               FROM pg_class AS c JOIN pg_namespace AS s ON s.oid = c.relnamespace
+              WHERE s.nspname = _move_offline_load.schema_name AND c.relkind = 'r'
+              ORDER BY c.relname LOOP
+        PERFORM shardid._run_as_owner(t.relowner::regrole, format('TRUNCATE ONLY %I.%I', schema_name, t.relname), true);
+        EXECUTE format('DROP TABLE IF EXISTS pg_temp.shardid_load_%s', t.i);
+        EXECUTE format('CREATE TEMPORARY TABLE shardid_load_%s (%s) ON COMMIT DROP', t.i,
+                       (SELECT COALESCE(string_agg(format('%I text', a.attname), ', ' ORDER BY a.attnum), '')
+                          FROM pg_attribute AS a
+                         WHERE a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''));
+        EXECUTE format('GRANT SELECT ON pg_temp.shardid_load_%s TO %I', t.i, pg_get_userbyid(t.relowner));
+    END LOOP;
     RETURN n;
 END
 $$;
@@ -28,4 +37,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid._move_offline_load(name) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid._move_offline_load(name) IS
-    'Node, offline moves on the target: locks the copy''s tables, refuses code of non-superusers that the replay would run, empties them.';
+    'Node, offline moves on the target: locks the copy''s tables, empties each as its owner, and makes this session''s text staging tables for the rows; returns the number of tables.';

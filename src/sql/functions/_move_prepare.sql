@@ -2,8 +2,9 @@
 -- resumed (its row, after checking it goes to the same node), or a new one
 -- is checked before anything changes and recorded in phase 'schema'. The
 -- checks: the shard is placed, not frozen on the router, and not already
--- on to_node, which exists; every node answers with shardid 0.2 and the
--- router's layout; the source registers the shard in a schema that holds
+-- on to_node, which exists; every node answers with shardid 0.3 (which runs
+-- the owners' code as the owners: a 0.2 node is refused) and the router's
+-- layout; the source registers the shard in a schema that holds
 -- its generator; the target neither registers the shard nor has the
 -- schema, and has every role the shard's owners and privileges name; the
 -- copy the target would make from its templates is the source's shard
@@ -70,8 +71,8 @@ BEGIN
     FOR nd IN SELECT n.node FROM shardid.nodes AS n ORDER BY n.node LOOP
         PERFORM shardid._node_connect('shardid_move_check', nd.node);
         facts := shardid._node('shardid_move_check',
-            $q$SELECT jsonb_build_object('version', (SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname = 'shardid'),
-                                         'moves', pg_catalog.to_regprocedure('shardid._move_source_facts(integer)') IS NOT NULL)$q$,
+            $q$SELECT pg_catalog.jsonb_build_object('version', (SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) 'shardid'),
+                                         'moves', pg_catalog.to_regprocedure('shardid._run_as_owner(regrole, text, boolean)') IS NOT NULL)$q$,
             nd.node)::jsonb;
         IF facts->>'version' IS NULL THEN
             PERFORM shardid._node_close('shardid_move_check');
@@ -86,8 +87,8 @@ BEGIN
                       HINT = 'ALTER EXTENSION shardid UPDATE; there.';
         END IF;
         layout := shardid._node('shardid_move_check',
-            $q$SELECT pg_catalog.to_char(l.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS"+00"') || ', ' || l.shard_bits
-                      || ' shard bits, ' || l.seq_bits || ' seq bits' FROM shardid.layout() AS l$q$, nd.node);
+            $q$SELECT pg_catalog.concat(pg_catalog.to_char(pg_catalog.timezone('UTC', l.epoch), 'YYYY-MM-DD HH24:MI:SS.MS"+00"'), ', ',
+                                         l.shard_bits, ' shard bits, ', l.seq_bits, ' seq bits') FROM shardid.layout() AS l$q$, nd.node);
         PERFORM shardid._node_close('shardid_move_check');
         IF layout IS DISTINCT FROM mine THEN
             RAISE EXCEPTION 'node "%" uses another layout than the router: %; the router: %', nd.node, layout, mine
@@ -118,12 +119,6 @@ BEGIN
     PERFORM shardid._move_compare(src->'definition', trial, format('node "%s"', p.node), format('node "%s" (its templates)', to_node),
                                   format('shard %s on node "%s" has diverged from its templates', shard, p.node),
                                   format('A move makes the shard on node "%s" from that node''s templates (shardid.sharded_tables) and copies the rows; make the shard and the templates agree first (ALTER the shard''s tables, or the templates).', to_node));
-    IF offline AND src->>'untrusted_code' IS NOT NULL THEN
-        RAISE EXCEPTION 'shard % cannot move offline: writing its rows would run code of roles that are not superusers', shard
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'An offline move replays the rows as a superuser. Functions: ' || (src->>'untrusted_code') || '.',
-                  HINT = 'Move it online (the copy then runs as the tables'' owners), or have a superuser own those functions.';
-    END IF;
     IF NOT offline THEN
         IF src->>'wal_level' <> 'logical' THEN
             RAISE EXCEPTION 'node "%" has wal_level = %: an online move needs wal_level = logical there', p.node, src->>'wal_level'

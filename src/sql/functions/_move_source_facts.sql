@@ -76,7 +76,6 @@ BEGIN
                           SELECT pg_get_userbyid(x.grantee) FROM pg_attribute AS t
                             JOIN pg_class AS c ON c.oid = t.attrelid, aclexplode(t.attacl) AS x
                            WHERE c.relnamespace = nspoid AND x.grantee <> 0) AS x),
-        'untrusted_code', shardid._move_untrusted_code(r.schema_name),
         'definition', shardid._shard_definition(r.schema_name));
 END
 $$;

@@ -1,7 +1,9 @@
 -- Router, moves: opens the dblink connection conn to a node (its connect
 -- string from shardid.nodes; passwords come from the router's server
--- user's ~/.pgpass), closing an earlier one of that name. A node that
--- cannot be reached fails with 08001 naming the node.
+-- user's ~/.pgpass), closing an earlier one of that name, with its
+-- search_path pinned for the whole session (_pinned_connstr): every
+-- statement a move sends runs with search_path = pg_catalog, pg_temp. A
+-- node that cannot be reached fails with 08001 naming the node.
 CREATE OR REPLACE FUNCTION shardid._node_connect(conn text, node text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -18,9 +20,9 @@ BEGIN
     END IF;
     PERFORM shardid._node_close(conn);
     BEGIN
-        -- the node's own settings come last and win
+        -- the node's own settings win, but for the pinned search_path
         EXECUTE format('SELECT %I.dblink_connect($1, $2)', dbl)
-            USING conn, 'connect_timeout=10 application_name=shardid_move ' || cs;
+            USING conn, shardid._pinned_connstr('connect_timeout=10 application_name=shardid_move ' || cs);
     EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
         GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
         RAISE EXCEPTION 'node "%" is unreachable: %', node, COALESCE(NULLIF(rtrim(det, E'\n'), ''), msg)

@@ -6,7 +6,9 @@
 -- schema's owner and privileges; every relation with its kind, owner and
 -- privileges; for tables the columns in order, each column's type, NOT
 -- NULL, default, identity, generation, collation and privileges,
--- constraints, indexes, triggers (not shardid's own freeze triggers),
+-- constraints, indexes, triggers (not shardid's own freeze and retirement
+-- triggers, known by their function: a tenant's trigger of the same name
+-- is compared like any other),
 -- replica identity, row security and policies; for sequences their
 -- parameters and owning column; and the schema's functions and types.
 -- Not covered: comments, storage parameters, statistics targets.
@@ -80,7 +82,8 @@ WITH nsp AS (
            pg_get_triggerdef(g.oid) || CASE g.tgenabled WHEN 'O' THEN '' WHEN 'D' THEN ' (disabled)'
                                                         WHEN 'R' THEN ' (enabled replica)' ELSE ' (enabled always)' END
       FROM tab AS t JOIN pg_trigger AS g ON g.tgrelid = t.oid
-     WHERE NOT g.tgisinternal AND g.tgname NOT IN ('shardid_move_frozen', 'shardid_retired')
+     WHERE NOT g.tgisinternal
+       AND g.tgfoid NOT IN ('shardid._refuse_frozen_write()'::regprocedure, 'shardid._refuse_retired_write()'::regprocedure)
     UNION ALL
     SELECT t.what || ': replica identity',
            CASE t.relreplident WHEN 'd' THEN 'default' WHEN 'n' THEN 'nothing' WHEN 'f' THEN 'full'

@@ -10,15 +10,21 @@
 --     create_shard()/create_table(), adopt()ed ones), and the DEFAULT's
 --     shard is the registered one; or
 --   - its table's owner may UPDATE the sequence (could setval() it anyway).
--- Other DEFAULTs are returned as 'untrusted' and their tables never read (a
--- negative ID there would otherwise make every sync fail). Temporary tables
+-- Other DEFAULTs are returned as 'untrusted' and their tables never read.
+--
+-- Every generator on its own: one call raises all it can. A trusted
+-- column that cannot be used (a negative ID, an ID of another shard, a
+-- table the caller may not read, a policy in the way) is returned as
+-- 'failed', with the error in detail, and its generator is left as it was;
+-- so is a generator whose raise fails. No bad row in any table makes the
+-- call fail or keeps another generator from being raised. Temporary tables
 -- (another session's cannot be read; no replicated row lands in one) and
 -- temporary or unlogged sequences (next_id() refuses them) are passed over;
 -- a column that is not bigint is returned as 'skipped' (its type's ordering
 -- could be its owner's code).
 --
 -- Reading runs as the caller, with row_security off: a policy that hid rows
--- would make the largest ID too low, so such a table raises 42501 instead.
+-- would make the largest ID too low, so such a table fails (42501) instead.
 --
 -- Locking. Each generator is raised by _raise_generator() under the
 -- sequence's buffer lock, holding RowExclusiveLock as next_id() and setval()
@@ -45,6 +51,10 @@ DECLARE
     wanted_tbl pg_catalog.regclass;
     wanted_col name;
     wanted_id  bigint;
+    failed     boolean := false;
+    e_msg      text;
+    e_detail   text;
+    e_state    text;
 BEGIN
     -- Every column DEFAULT that calls next_id(), by generator (found in
     -- the catalog, without the registry: shardid._next_id_defaults). A
@@ -76,16 +86,25 @@ BEGIN
     LOOP
         -- The previous generator is complete: raise it (its lock is the
         -- one writers hold, so no order of theirs can deadlock with this).
-        IF cur_seq IS DISTINCT FROM c.seq AND wanted IS NOT NULL THEN
-            IF shardid._raise_generator(cur_seq, wanted) THEN
-                generator := cur_seq; action := 'raised'; table_name := wanted_tbl; column_name := wanted_col;
-                max_id := wanted_id; detail := NULL;
+        IF cur_seq IS DISTINCT FROM c.seq AND wanted IS NOT NULL AND NOT failed THEN
+            BEGIN
+                IF shardid._raise_generator(cur_seq, wanted) THEN
+                    generator := cur_seq; action := 'raised'; table_name := wanted_tbl; column_name := wanted_col;
+                    max_id := wanted_id; detail := NULL;
+                    RETURN NEXT;
+                END IF;
+            EXCEPTION WHEN OTHERS THEN
+                GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT;
+                generator := cur_seq; action := 'failed'; table_name := wanted_tbl; column_name := wanted_col;
+                max_id := wanted_id;
+                detail := pg_catalog.format('%s (SQLSTATE %s); the generator is left as it was', e_msg, e_state);
                 RETURN NEXT;
-            END IF;
+            END;
         END IF;
         IF cur_seq IS DISTINCT FROM c.seq THEN
             cur_seq := c.seq;
             wanted := NULL;
+            failed := false;
         END IF;
         EXIT WHEN c.seq IS NULL;
 
@@ -109,22 +128,32 @@ BEGIN
             RETURN NEXT;
             CONTINUE;
         END IF;
-        -- min() and max() of an indexed column are two index lookups
-        EXECUTE pg_catalog.format('SELECT pg_catalog.min(%1$I), pg_catalog.max(%1$I) FROM %2$s', c.col, c.tbl)
-            INTO lo, hi;
+        -- min() and max() of an indexed column are two index lookups; any
+        -- error reading or checking them is this generator's alone
+        BEGIN
+            EXECUTE pg_catalog.format('SELECT pg_catalog.min(%1$I), pg_catalog.max(%1$I) FROM %2$s', c.col, c.tbl)
+                INTO lo, hi;
+            IF lo < 0 THEN
+                RAISE EXCEPTION 'column "%" of table "%" holds a negative ID', c.col, c.tbl
+                    USING ERRCODE = 'invalid_parameter_value',
+                          DETAIL = pg_catalog.format('For example %s. IDs of this layout are positive 63-bit values.', lo);
+            END IF;
+            IF c.shard IS NOT NULL AND shardid.id_shard(hi) <> c.shard THEN
+                RAISE EXCEPTION 'the largest ID of "%"."%" is not of shard %', c.tbl, c.col, c.shard
+                    USING ERRCODE = 'object_not_in_prerequisite_state',
+                          DETAIL = pg_catalog.format('ID %s decodes to shard %s under this layout (%s shard bits, %s seq bits); the column DEFAULT issues shard %s.',
+                                                     hi, shardid.id_shard(hi), l.shard_bits, l.seq_bits, c.shard);
+            END IF;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT, e_detail = PG_EXCEPTION_DETAIL;
+            failed := true;
+            generator := c.seq; action := 'failed'; table_name := c.tbl; column_name := c.col; max_id := NULL;
+            detail := pg_catalog.format('%s%s (SQLSTATE %s); the generator is left as it was', e_msg,
+                                        COALESCE(': ' OPERATOR(pg_catalog.||) NULLIF(e_detail, ''), ''), e_state);
+            RETURN NEXT;
+            CONTINUE;
+        END;
         CONTINUE WHEN hi IS NULL;
-        IF lo < 0 THEN
-            RAISE EXCEPTION 'column "%" of table "%" holds a negative ID', c.col, c.tbl
-                USING ERRCODE = 'invalid_parameter_value',
-                      DETAIL = pg_catalog.format('For example %s. IDs of this layout are positive 63-bit values.', lo);
-        END IF;
-        IF c.shard IS NOT NULL AND shardid.id_shard(hi) <> c.shard THEN
-            RAISE EXCEPTION 'the largest ID of "%"."%" is not of shard %', c.tbl, c.col, c.shard
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = pg_catalog.format('ID %s decodes to shard %s under this layout (%s shard bits, %s seq bits); the column DEFAULT issues shard %s.',
-                                                 hi, shardid.id_shard(hi), l.shard_bits, l.seq_bits, c.shard),
-                      HINT = 'Configure this database with the layout the IDs were made with (shardid.layout() on their server).';
-        END IF;
         -- The generator state whose ID is hi. Without a literal shard in the
         -- DEFAULT, the whole millisecond of hi is skipped: IDs of lower
         -- shards may hold higher counters.
@@ -140,4 +169,4 @@ END
 $$;
 
 COMMENT ON FUNCTION shardid.sync_generators() IS
-    'Raises each generator named in a column DEFAULT shardid.next_id(shard, seq) to at least the state of the largest ID in the columns it serves (after logical replication or a data restore); never lowers one, takes no lock writers wait for. Trusts only registered tables of the generator''s shard and tables whose owner may UPDATE the sequence; returns a row per generator raised and per DEFAULT it did not read (untrusted, skipped). The caller needs SELECT on the tables and UPDATE on the generators it raises: a superuser, or the owner of all of them.';
+    'Raises each generator named in a column DEFAULT shardid.next_id(shard, seq) to at least the state of the largest ID in the columns it serves (after logical replication or a data restore); never lowers one, takes no lock writers wait for. Trusts only registered tables of the generator''s shard and tables whose owner may UPDATE the sequence; returns a row per generator raised and per DEFAULT it did not read (untrusted, skipped). Every generator on its own: a column it cannot use (a negative ID, another shard''s ID, a table it cannot read) is returned as failed and leaves that generator as it was; every other generator is still raised. The caller needs SELECT on the tables and UPDATE on the generators it raises: a superuser, or the owner of all of them.';

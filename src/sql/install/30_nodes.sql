@@ -47,6 +47,7 @@
 \ir ../tables/nodes.sql
 \ir ../tables/shard_placement.sql
 \ir ../tables/shard_moves.sql
+\ir ../tables/session_locks.sql
 \ir ../views/placement.sql
 \ir ../functions/partition_connstrs.sql
 \ir ../functions/refresh_cluster.sql
@@ -63,6 +64,7 @@
 \ir ../functions/_refuse_retired_write.sql
 \ir ../functions/_refuse_frozen_write.sql
 \ir ../functions/_for_tables.sql
+\ir ../functions/_release_lease.sql
 \ir ../functions/freeze_shard_tables.sql
 \ir ../functions/thaw_shard_tables.sql
 \ir ../functions/retire_shard.sql

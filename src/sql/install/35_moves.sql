@@ -5,18 +5,24 @@
 -- (asked for when a move starts, not required by the extension). The state
 -- is the row of shardid.shard_moves, committed per phase, so any
 -- interruption resumes (CALL again) or rolls back (abort_move). One
--- session per shard: a session-level advisory lock on the router. The
+-- session per shard: its row in shardid.session_locks on the router. The
 -- nodes' side is shardid functions too (the _move_* functions below,
 -- freeze_shard_tables, retire_shard), so every node needs this version.
 --
 -- Who runs what: the router's session connects to the nodes as the node
--- connect strings say (a superuser; passwords from ~/.pgpass), and runs
--- only shardid's functions there; the rows are copied by the target's
--- subscription, which applies them as the tables' owners (16+), or on 15
--- as a role made for the move with DML rights only: never as a superuser.
-
+-- connect strings say (a superuser; passwords from ~/.pgpass) with
+-- search_path pinned to pg_catalog, pg_temp for the whole session
+-- (_pinned_connstr), and runs only schema-qualified shardid functions
+-- there. Every statement that writes, empties or reads a shard's rows runs
+-- as the table's owner in a security-restricted operation
+-- (_run_as_owner); the rows are copied by the target's subscription,
+-- which applies them as the tables' owners (16+), or on 15 as a role made
+-- for the move with DML rights only, or offline by _move_offline_store as
+-- the owners: never as a superuser. shardid's own triggers are known by
+-- their function, not their name.
 -- both sides
 \ir ../functions/_raise.sql
+\ir ../functions/_run_as_owner.sql
 \ir ../functions/_acl_words.sql
 \ir ../functions/_acl_items.sql
 \ir ../functions/_apply_acl.sql
@@ -28,8 +34,9 @@
 \ir ../functions/_move_seal.sql
 \ir ../functions/_move_raise_generators.sql
 \ir ../functions/_move_row_counts.sql
-\ir ../functions/_move_untrusted_code.sql
+\ir ../functions/_move_offline_copies.sql
 \ir ../functions/_move_offline_load.sql
+\ir ../functions/_move_offline_store.sql
 \ir ../functions/_move_publish.sql
 \ir ../functions/_move_create_slot.sql
 \ir ../functions/_move_slot_status.sql
@@ -45,6 +52,7 @@
 \ir ../functions/_dblink_schema.sql
 \ir ../functions/_node_open.sql
 \ir ../functions/_node_close.sql
+\ir ../functions/_pinned_connstr.sql
 \ir ../functions/_node_connect.sql
 \ir ../functions/_node_ensure.sql
 \ir ../functions/_node_send.sql
@@ -57,6 +65,9 @@
 \ir ../functions/_move_pause.sql
 \ir ../functions/_absorb_cancel.sql
 \ir ../functions/_move_disconnect.sql
+\ir ../functions/_backend_alive.sql
+\ir ../functions/_session_lock.sql
+\ir ../functions/_session_unlock.sql
 \ir ../functions/_move_lock.sql
 \ir ../functions/_move_unlock.sql
 \ir ../functions/_move_lock_tables.sql

@@ -22,6 +22,7 @@ BEGIN
     SELECT x.* INTO m FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) abort_move.shard;
     IF NOT FOUND THEN
         PERFORM shardid._move_unlock(shard);
+        COMMIT;
         RAISE EXCEPTION 'no move of shard % is in progress', shard
             USING ERRCODE = 'undefined_object',
                   HINT = 'See shardid.move_progress.';
@@ -30,6 +31,7 @@ BEGIN
     CALL shardid._move_rollback(shard);
     outcome := shardid._move_outcome(shard);
     PERFORM shardid._move_unlock(shard);
+    COMMIT;
     IF outcome OPERATOR(pg_catalog.=) 'repointed' THEN
         RAISE EXCEPTION 'shard % is already served by node "%": the move cannot be aborted', shard, m.target
             USING ERRCODE = 'object_not_in_prerequisite_state',

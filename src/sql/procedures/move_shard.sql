@@ -6,9 +6,10 @@
 -- cancel (pg_cancel_backend) before the router points at the target rolls
 -- the move back (_move_rollback), the source writable first; after it,
 -- CALL again to finish. pg_terminate_backend of the session, or its end,
--- leaves the phase for the next CALL or abort_move(): the shard's
--- advisory lock and the source's freeze lease go with the session.
--- One session per shard (the advisory lock). Writes to the shard are
+-- leaves the phase for the next CALL or abort_move(): the shard's lock
+-- (shardid.session_locks) and the source's freeze lease go with the
+-- session. One session per shard (that lock, committed before anything
+-- else, released and committed before the CALL ends). Writes to the shard are
 -- refused (25006) only during the cut-over.
 --   drop_old: drop the old copy instead of keeping it renamed
 --   offline: for a source without wal_level = logical; the shard is frozen
@@ -53,6 +54,7 @@ BEGIN
                   HINT = 'CALL it on its own (autocommit).';
     END IF;
     PERFORM shardid._move_lock(shard, 'shardid.move_shard()');
+    COMMIT;
     BEGIN
         IF offline IS NULL OR drop_old IS NULL OR lock_timeout IS NULL OR cutover_timeout IS NULL
            OR catchup_timeout IS NULL OR node_timeout IS NULL THEN
@@ -70,6 +72,7 @@ BEGIN
             PERFORM shardid._absorb_cancel();
         END IF;
         PERFORM shardid._move_unlock(shard);
+        COMMIT;
         PERFORM shardid._raise(e_state, e_msg, e_detail, e_hint);
     END IF;
     COMMIT;
@@ -78,6 +81,7 @@ BEGIN
         CALL shardid._move_rollback(shard);
         outcome := shardid._move_outcome(shard);
         PERFORM shardid._move_unlock(shard);
+        COMMIT;
         PERFORM shardid._raise('55000',
             pg_catalog.format('a rollback of the move of shard %s was interrupted; %s', shard,
                               CASE WHEN outcome OPERATOR(pg_catalog.=) 'rolled back' THEN 'it is finished now: the shard stays where it was'
@@ -154,15 +158,17 @@ BEGIN
             END IF;
         END IF;
         PERFORM shardid._move_unlock(shard);
+        COMMIT;
         PERFORM shardid._raise(e_state, e_msg, e_detail, e_hint);
     END IF;
 
     PERFORM shardid._move_unlock(shard);
+    COMMIT;
     IF steps OPERATOR(pg_catalog.?) 'waiting' THEN
         RAISE NOTICE 'shard % is frozen on "%" for an offline move: copy its rows to "%", then CALL this again', shard, last.source, last.target
             USING DETAIL = pg_catalog.format('Row counts on "%s": %s; on "%s": %s.', last.source, steps OPERATOR(pg_catalog.->) 'source',
                                              last.target, steps OPERATOR(pg_catalog.->) 'target'),
-                  HINT = 'bin/shardid-move-shard --offline does it (pg_dump --data-only --disable-triggers).';
+                  HINT = 'bin/shardid-move-shard --offline does it (the rows read on the source, written as the tables'' owners: shardid._move_offline_load() and _move_offline_store()).';
         RETURN;
     END IF;
     RAISE NOTICE 'moved shard % from "%" to "%" in % ms%; old copy %', shard, last.source, last.target,

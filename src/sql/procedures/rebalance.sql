@@ -18,10 +18,11 @@
 -- move, nothing next to a move. With sizes that do not change, the moves
 -- made are exactly the plan rebalance_plan() showed.
 --
--- One rebalance at a time: a session-level advisory lock on the router,
--- kept across the commits and released at the end (or when the session
--- ends: after a failure it stays with the session until then, or until
--- rebalance() is called again in it).
+-- One rebalance at a time: the lock 'rebalance' of shardid.session_locks
+-- (only administrators may take it: 0.2's advisory key could be held by
+-- any role), kept across the commits and released at the end (or when the
+-- session ends: after a failure it stays with the session until then, or
+-- until rebalance() is called again in it).
 --
 -- The move options (drop_old, lock_timeout ... node_timeout) are passed to
 -- every move_shard() call and have its defaults (a regression test compares
@@ -41,7 +42,6 @@ CREATE OR REPLACE PROCEDURE shardid.rebalance(
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    lock_key CONSTANT integer := pg_catalog.hashtext('shardid-rebalance');
     holder   integer;
     left_over record;
     next_move record;
@@ -56,23 +56,14 @@ BEGIN
     END IF;
     PERFORM shardid._check_rebalance_options(strategy, max_moves);
 
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks AS l
-                    WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory'
-                      AND l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid()
-                      AND l.classid OPERATOR(pg_catalog.=) lock_key::pg_catalog.oid
-                      AND l.objid OPERATOR(pg_catalog.=) 0::pg_catalog.oid
-                      AND l.objsubid OPERATOR(pg_catalog.=) 2 AND l.granted)
-       AND NOT pg_catalog.pg_try_advisory_lock(lock_key, 0) THEN
-        SELECT l.pid INTO holder FROM pg_catalog.pg_locks AS l
-         WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory'
-           AND l.classid OPERATOR(pg_catalog.=) lock_key::pg_catalog.oid
-           AND l.objid OPERATOR(pg_catalog.=) 0::pg_catalog.oid
-           AND l.objsubid OPERATOR(pg_catalog.=) 2 AND l.granted;
+    holder := shardid._session_lock('rebalance');
+    IF holder IS NOT NULL THEN
         RAISE EXCEPTION 'another rebalance is running'
             USING ERRCODE = 'lock_not_available',
                   DETAIL = pg_catalog.format('The router session with process ID %s holds the rebalance lock.', holder),
                   HINT = 'Wait for it to finish, or cancel it (pg_cancel_backend); a rebalance that failed keeps the lock until its session ends.';
     END IF;
+    COMMIT;
 
     -- Moves left in progress first, lowest shard first.
     FOR left_over IN
@@ -82,7 +73,8 @@ BEGIN
             RAISE NOTICE 'rebalance: finishing the rollback of the move of shard % to node "%"', left_over.shard, left_over.target;
             CALL shardid.abort_move(left_over.shard);
         ELSIF left_over.mode OPERATOR(pg_catalog.=) 'offline' THEN
-            PERFORM pg_catalog.pg_advisory_unlock(lock_key, 0);
+            PERFORM shardid._session_unlock('rebalance');
+            COMMIT;
             RAISE EXCEPTION 'the offline move of shard % to node "%" is in progress (phase %)',
                             left_over.shard, left_over.target, left_over.phase
                 USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -105,7 +97,8 @@ BEGIN
     -- Then the plan, re-made before each move.
     LOOP
         IF max_moves IS NOT NULL AND made OPERATOR(pg_catalog.>=) max_moves THEN
-            PERFORM pg_catalog.pg_advisory_unlock(lock_key, 0);
+            PERFORM shardid._session_unlock('rebalance');
+            COMMIT;
             RAISE NOTICE 'rebalance: stopped at max_moves (moves made: %): CALL rebalance() again for more', made;
             RETURN;
         END IF;
@@ -124,7 +117,8 @@ BEGIN
         COMMIT;
     END LOOP;
 
-    PERFORM pg_catalog.pg_advisory_unlock(lock_key, 0);
+    PERFORM shardid._session_unlock('rebalance');
+    COMMIT;
     IF made OPERATOR(pg_catalog.=) 0 THEN
         RAISE NOTICE 'rebalance: balanced: nothing to move';
     ELSE

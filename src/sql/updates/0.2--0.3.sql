@@ -15,3 +15,11 @@
 -- function the build appends, so this part creates it, after its function.
 \ir ../functions/_refuse_template_drop.sql
 \ir ../event_triggers/template_drop.sql
+
+-- Moves and rebalances lock through rows of shardid.session_locks, which
+-- only administrators may take, instead of advisory locks on fixed keys.
+\ir ../tables/session_locks.sql
+
+-- Offline moves copy the rows as the tables' owners: the check of code
+-- that a superuser's copy would have run is gone.
+DROP FUNCTION shardid._move_untrusted_code(name);
