@@ -60,6 +60,13 @@ include $(PGXS)
 # This server is built with LLVM: the bitcode rule ignores CXXFLAGS otherwise.
 COMPILE.cxx.bc += $(PG_CXXFLAGS)
 
+# PGXS tracks header dependencies only for a PostgreSQL configured with
+# --enable-depend, which Debian's is not: every object depends on every
+# header of the tree, so make rebuilds what a header change touches without
+# a `make clean` (test/run-all --fast relies on it).
+HEADERS = $(wildcard src/core/*.hpp src/pg/*.h)
+$(OBJS) $(if $(with_llvm:no=),$(OBJS:.o=.bc)): $(HEADERS)
+
 build/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) $(SQL_OBJECTS) src/sql/include.awk
 	@mkdir -p build
 	awk -f src/sql/include.awk $(SQL_PARTS) > $@

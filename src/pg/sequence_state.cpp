@@ -224,6 +224,30 @@ lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple)
 	return (Form_pg_sequence_data) GETSTRUCT(tuple);
 }
 
+/*
+ * The WAL record of a generator's page holding `logged`, replayed by
+ * PostgreSQL's sequence redo; inside write_generator_state()'s critical
+ * section. Kept out of line: most calls log nothing.
+ */
+static pg_noinline void
+log_generator_page(Relation rel, Buffer buf, HeapTupleData *tuple, int64 logged)
+{
+	Form_pg_sequence_data seq = (Form_pg_sequence_data) GETSTRUCT(tuple);
+	xl_seq_rec xlrec;
+
+	XLogBeginInsert();
+	XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
+	seq->last_value = logged;
+	seq->is_called = true;
+	seq->log_cnt = 0;
+	SHARDID_SEQ_REC_SET_REL(xlrec, rel);
+	XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
+	XLogRegisterData((char *) tuple->t_data, tuple->t_len);
+	XLogRecPtr recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
+
+	PageSetLSN(BufferGetPage(buf), recptr); /* a macro: evaluates its argument twice */
+}
+
 void
 write_generator_state(Relation rel, Buffer buf, HeapTupleData *tuple, int64 state, int64 logged,
 					  bool log)
@@ -238,22 +262,7 @@ write_generator_state(Relation rel, Buffer buf, HeapTupleData *tuple, int64 stat
 	START_CRIT_SECTION();
 	MarkBufferDirty(buf);
 	if (wal)
-	{
-		Page page = BufferGetPage(buf);
-		xl_seq_rec xlrec;
-
-		XLogBeginInsert();
-		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
-		seq->last_value = logged;
-		seq->is_called = true;
-		seq->log_cnt = 0;
-		SHARDID_SEQ_REC_SET_REL(xlrec, rel);
-		XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
-		XLogRegisterData((char *) tuple->t_data, tuple->t_len);
-		XLogRecPtr recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
-
-		PageSetLSN(page, recptr); /* a macro: evaluates its argument twice */
-	}
+		log_generator_page(rel, buf, tuple, logged);
 	seq->last_value = state;
 	seq->is_called = true;
 	seq->log_cnt = logged - state;
