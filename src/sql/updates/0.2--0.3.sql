@@ -9,3 +9,8 @@
 -- The install script's schema check, so a 0.2 installed into a schema that
 -- a non-superuser owns or may create in is not updated either.
 \ir ../checks/extension_schema.sql
+
+-- add_node() and place_shards() gained force (they check the node unless
+-- it is given); the new signatures replace the old ones.
+DROP FUNCTION shardid.add_node(text, text);
+DROP FUNCTION shardid.place_shards(text, integer, integer);

@@ -1,0 +1,12 @@
+-- shardid install script, part 37: operating the cluster from the router.
+--
+-- check_cluster() reads every node once over dblink (_node_facts() there)
+-- and reports what is wrong, each problem with the command that fixes it;
+-- add_node() and place_shards() refuse the cheap cases of it at once
+-- (_check_node()). All of it is for administrators (EXECUTE revoked from
+-- PUBLIC): it reads shardid.nodes and connects to the nodes.
+\ir ../functions/_template_definition.sql
+\ir ../functions/_retired_here.sql
+\ir ../functions/_node_facts.sql
+\ir ../functions/_check_node.sql
+\ir ../functions/check_cluster.sql
