@@ -10,3 +10,11 @@
 \ir ../functions/_node_facts.sql
 \ir ../functions/_check_node.sql
 \ir ../functions/check_cluster.sql
+-- The retired copies moves keep on their sources (move_shard() without
+-- drop_old): listed by the view retired_copies, dropped by
+-- drop_retired_copies().
+\ir ../functions/_retired_copies.sql
+\ir ../views/retired_copies.sql
+\ir ../functions/_drop_retired_copy.sql
+\ir ../functions/_drop_retired_copy_on.sql
+\ir ../procedures/drop_retired_copies.sql
