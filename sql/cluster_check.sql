@@ -131,10 +131,26 @@ SELECT kind, shard, node, regexp_replace(detail, 'connection to server.*', 'conn
 SELECT shardid.remove_node('gone'), shardid.remove_node('nox'), shardid.remove_node('odd');
 SELECT * FROM shardid.check_cluster();
 
+-- drain_plan(): a's shards, each to the then emptiest other node (b holds
+-- 2, c none; ties by name); a shard frozen on the router stays.
+SELECT * FROM shardid.drain_plan('a', 'by_count');
+SELECT shardid.freeze_shard(3);
+SELECT step, shard, source, target, bytes > 0 AS has_bytes FROM shardid.drain_plan('a');
+SELECT shardid.unfreeze_shard(3);
+SELECT * FROM shardid.drain_plan('c', max_moves => 1);
+SELECT * FROM shardid.drain_plan('nowhere');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+BEGIN;
+CALL shardid.drain_node('a');
+ROLLBACK;
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+
 -- For administrators only.
 CREATE ROLE regress_cc_user;
 SET ROLE regress_cc_user;
 SELECT * FROM shardid.check_cluster();
+SELECT * FROM shardid.retired_copies;
+CALL shardid.drain_node('a');
 RESET ROLE;
 DROP ROLE regress_cc_user;
 

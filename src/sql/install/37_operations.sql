@@ -18,3 +18,11 @@
 \ir ../functions/_drop_retired_copy.sql
 \ir ../functions/_drop_retired_copy_on.sql
 \ir ../procedures/drop_retired_copies.sql
+-- Draining a node before remove_node(): drain_plan() says which moves,
+-- drain_node() makes them, one at a time with rebalance()'s lock.
+\ir ../functions/_rebalance_lock.sql
+\ir ../functions/_rebalance_unlock.sql
+\ir ../functions/drain_plan.sql
+\ir ../functions/_drain_start.sql
+\ir ../functions/_drain_finish.sql
+\ir ../procedures/drain_node.sql
