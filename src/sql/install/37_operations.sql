@@ -26,3 +26,21 @@
 \ir ../functions/_drain_start.sql
 \ir ../functions/_drain_finish.sql
 \ir ../procedures/drain_node.sql
+-- Background rebalances and drains: a dynamic background worker per job,
+-- registered by the calling backend (no shared_preload_libraries), its
+-- state in shardid.rebalance_jobs.
+\ir ../tables/rebalance_jobs.sql
+\ir ../functions/_rebalance_launch.sql
+\ir ../functions/_rebalance_job_alive.sql
+\ir ../functions/_rebalance_job_create.sql
+\ir ../functions/_rebalance_job_begin.sql
+\ir ../functions/_rebalance_job_next.sql
+\ir ../functions/_rebalance_job_moved.sql
+\ir ../functions/_rebalance_job_end.sql
+\ir ../functions/_rebalance_job_failed.sql
+\ir ../procedures/_rebalance_job_run.sql
+\ir ../functions/rebalance_start.sql
+\ir ../functions/drain_node_start.sql
+\ir ../functions/rebalance_status.sql
+\ir ../functions/rebalance_wait.sql
+\ir ../functions/rebalance_stop.sql

@@ -14,3 +14,6 @@
 -- it is given); the new signatures replace the old ones.
 DROP FUNCTION shardid.add_node(text, text);
 DROP FUNCTION shardid.place_shards(text, integer, integer);
+
+-- Background rebalances: their jobs.
+\ir ../tables/rebalance_jobs.sql
