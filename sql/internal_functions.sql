@@ -36,6 +36,7 @@ INSERT INTO public_execute VALUES
     ('shardid.create_shards(integer,integer)', 'shard administrators (registry grants checked)'),
     ('shardid.shard_schema(integer)', 'applications find a shard''s schema'),
     ('shardid.create_table(regclass,name)', 'shard administrators (registry grants checked)'),
+    ('shardid.drop_table(regclass)', 'shard administrators (registry grants and the template''s ownership checked; DROP TABLE checks each copy''s)'),
     ('shardid.attach_shard(integer,name)', 'shard administrators (registry grants checked)'),
     ('shardid.detach_shard(integer)', 'shard administrators (registry grants checked)'),
     ('shardid.adopt(regclass,integer,regclass,name)', 'shard administrators (registry and ownership checked)'),
@@ -61,6 +62,7 @@ INSERT INTO public_execute VALUES
     ('shardid._create_table_batch(name,integer)', 'called by create_table() and create_table_proc()'),
     ('shardid._register_table(text,regclass,name,boolean)', 'called by create_table() and create_table_proc()'),
     ('shardid._create_shard_table(shardid.shard_registry,shardid.sharded_tables)', 'called by the shard functions and procedures'),
+    ('shardid._raise(text,text,text,text)', 'raises an error, which grants nothing; called by the event trigger shardid_template_drop'),
     ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does');
 
 CREATE TEMP VIEW extension_functions AS

@@ -122,6 +122,14 @@ SELECT shardid.add_node('c', 'host=/nonexistent/c dbname=app');
 SELECT shardid.remove_node('c');
 SELECT shardid.remove_node('c');
 
+-- Un-placing: the partition fails naming the shard again; the cluster
+-- is in step (refresh_cluster() changes nothing). Placed back as it was.
+SELECT shardid.unplace_shards(5, 5) AS unplaced;
+SELECT o.option_value FROM pg_foreign_server s, pg_options_to_table(s.srvoptions) o
+ WHERE s.srvname = 'shardid' AND o.option_name = 'p5';
+SELECT shardid.refresh_cluster() AS changed;
+SELECT shardid.place_shards('b', 5, 5);
+
 -- Administrators only.
 CREATE ROLE regress_nodes_app;
 SET ROLE regress_nodes_app;

@@ -148,8 +148,8 @@ DROP SCHEMA sg, sga, mallory CASCADE;
 SELECT shardid.detach_shard(40);
 SELECT shardid.detach_shard(42);
 DROP SCHEMA shard_0040 CASCADE;
-DROP TABLE public.sg_tpl;
 DELETE FROM shardid.sharded_tables;
+DROP TABLE public.sg_tpl;
 DROP ROLE regress_sg_reader, regress_sg_mallory, regress_sg_app;
 RESET client_min_messages;
 

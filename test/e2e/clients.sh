@@ -23,7 +23,7 @@ if [[ "$node_version" == *nodesource* ]]; then
 	exit 77
 fi
 need=()
-for p in python3 python3-psycopg nodejs node-pg; do
+for p in python3 python3-psycopg nodejs node-pg npm; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -149,5 +149,33 @@ want=$(printf '%s\n%s' "$(expected '{"id":"%s","createdAt":"%sZ","shard":%s,"url
 	"{\"id\":\"$id\",\"caption\":\"dog\"}")
 [ -n "$id" ] && [ "$out" = "$want" ] || fail "node example printed '$out', expected '$want'"
 echo "ok - node example (node-postgres): $(echo "$out" | head -1)"
+
+# The package as an application installs it (docs/applications.md): packed,
+# then installed from the tarball. npm installs a directory as a symlink,
+# and the router's import of 'pg' then resolves beside the link's target,
+# not in the application ("Cannot find package 'pg'"); a tarball is copied.
+top=$PWD
+tarball=$(cd "$work" && npm pack --silent "$top/clients/js") || fail "npm pack clients/js"
+mkdir -p "$work/app"
+echo '{"name": "app", "private": true, "type": "module"}' > "$work/app/package.json"
+(cd "$work/app" && npm install --offline --no-audit --no-fund --silent "$work/$tarball") ||
+	fail "npm install $tarball"
+[ -d "$work/app/node_modules/shardid-ids" ] && [ ! -L "$work/app/node_modules/shardid-ids" ] ||
+	fail "npm did not install a copy of $tarball"
+ln -s /usr/share/nodejs/pg "$work/app/node_modules/pg"	# npm install pg, offline
+cat > "$work/app/app.mjs" <<'JS'
+import { decode } from 'shardid-ids';
+import { ShardMap } from 'shardid-ids/router';
+const m = new ShardMap({ router: process.env.ROUTER, nodes: { a: process.env.ROUTER } });
+try {
+  console.log(String(decode(4035735874804122624n).shard), await m.schemaForShard(5));
+} finally {
+  await m.close();
+}
+JS
+out=$(cd "$work/app" && ROUTER="host=$PGHOST port=$PGPORT user=$PGUSER dbname=default_db" "$NODE" app.mjs 2>&1) ||
+	fail "the installed package: $out"
+[ "$out" = "1 shard_0005" ] || fail "the installed package printed '$out', expected '1 shard_0005'"
+echo "ok - npm install of the packed clients/js ($tarball): shardid-ids and shardid-ids/router import, pg found"
 
 echo "clients: all checks passed"

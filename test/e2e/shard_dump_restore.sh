@@ -65,3 +65,22 @@ left=$(q -d source_db -c "SELECT string_agg(shard::text, ',' ORDER BY shard) FRO
 [ "$left" = "4,6" ] || fail "source still lists shards '$left', expected 4,6"
 
 echo "ok: shard 5 moved, 5000 rows kept, 5000 new IDs above $old_max"
+
+# The whole database, dumped and restored into a new one: the event trigger
+# that keeps registered templates (shardid_template_drop) is part of the
+# extension, so the dump leaves it out and CREATE EXTENSION brings it back.
+whole=$(mktemp /tmp/source_db.XXXXXX.dump)
+trap 'rm -f "$dump" "$whole"; pg_stop_all' EXIT
+pg_dump -Fc -d source_db -f "$whole"
+pg_restore -f - "$whole" | grep -q "EVENT TRIGGER" && fail "the dump holds an event trigger"
+createdb restored_db
+pg_restore --exit-on-error -d restored_db "$whole"
+[ "$(q -d restored_db -c "SELECT string_agg(table_name, ',') FROM shardid.sharded_tables")" = photos ] ||
+	fail "restored_db: the registry of sharded tables was not restored"
+[ "$(q -d restored_db -c "SELECT evtname FROM pg_event_trigger")" = shardid_template_drop ] ||
+	fail "restored_db lacks the event trigger"
+err=$(q -d restored_db -c "DROP TABLE public.photos" 2>&1) && fail "restored_db: the template was dropped"
+grep -q "shardid.drop_table('public.photos')" <<<"$err" || fail "restored_db: DROP TABLE refused with '$err'"
+[ "$(q -d restored_db -c "SELECT shardid.drop_table('public.photos')")" = 2 ] || fail "restored_db: drop_table"
+q -d restored_db -c "DROP TABLE public.photos" >/dev/null
+echo "ok: pg_dump/pg_restore of the whole database keeps the template guard (extension member, not dumped)"

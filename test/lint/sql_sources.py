@@ -9,8 +9,8 @@
   sql_sources.py skeleton    prints the reference entries the sources call for
                              (a start for a new object's entry)
 
-The sources are src/sql/{functions,procedures,views,tables,types,checks,
-updates,install}/*.sql; src/sql/released/shardid--*.sql are released
+The sources are src/sql/{functions,procedures,views,tables,types,
+event_triggers,checks,updates,install}/*.sql; src/sql/released/shardid--*.sql are released
 (frozen), build/shardid--*.sql built from the sources, and sql/*.sql are
 pg_regress tests. Exits 1 and prints one line per problem.
 """
@@ -20,15 +20,15 @@ import re
 import sys
 
 TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-SOURCE_DIRS = ['functions', 'procedures', 'views', 'tables', 'types', 'checks', 'updates', 'install']
+SOURCE_DIRS = ['functions', 'procedures', 'views', 'tables', 'types', 'event_triggers', 'checks', 'updates', 'install']
 DEFINITION = re.compile(
     r'^\s*CREATE\s+(?:OR\s+REPLACE\s+)?'
-    r'(FUNCTION|PROCEDURE|VIEW|TABLE|SEQUENCE|TYPE|TRIGGER|INDEX)\s+'
+    r'(FUNCTION|PROCEDURE|VIEW|TABLE|SEQUENCE|TYPE|EVENT\s+TRIGGER|TRIGGER|INDEX)\s+'
     r'(?:IF\s+NOT\s+EXISTS\s+)?([\w.]+)', re.I | re.M)
 COMMENT = re.compile(
-    r"^\s*COMMENT\s+ON\s+(FUNCTION|PROCEDURE|VIEW|TABLE|SEQUENCE|TYPE)\s+([\w.]+)[^']*?IS\s*\n?\s*'((?:[^']|'')*)'",
+    r"^\s*COMMENT\s+ON\s+(FUNCTION|PROCEDURE|VIEW|TABLE|SEQUENCE|TYPE|EVENT\s+TRIGGER)\s+([\w.]+)[^']*?IS\s*\n?\s*'((?:[^']|'')*)'",
     re.I | re.M)
-COMMENTED_KINDS = {'FUNCTION', 'PROCEDURE', 'VIEW', 'TABLE', 'SEQUENCE', 'TYPE'}
+COMMENTED_KINDS = {'FUNCTION', 'PROCEDURE', 'VIEW', 'TABLE', 'SEQUENCE', 'TYPE', 'EVENT TRIGGER'}
 
 
 def strip_sql_comments(text):
@@ -68,13 +68,13 @@ def objects():
     defined, comments = {}, {}
     for rel, text in sources():
         for kind, name in DEFINITION.findall(top_level(text)):
-            kind = kind.upper()
+            kind = ' '.join(kind.upper().split())
             if kind == 'TRIGGER':
                 table = re.search(r'TRIGGER\s+%s\b.*?\bON\s+([\w.]+)' % re.escape(name), text, re.S | re.I)
                 name = '%s on %s' % (name, table.group(1) if table else '?')
             defined.setdefault((kind, name), []).append(rel)
         for kind, name, body in COMMENT.findall(text):
-            comments[(kind.upper(), name)] = body.replace("''", "'")
+            comments[(' '.join(kind.upper().split()), name)] = body.replace("''", "'")
     return defined, comments
 
 
@@ -149,6 +149,11 @@ def check_reference():
         if not where:
             problems.append('docs/reference.md has no entry for %s %s' % (kind, name))
             continue
+        # one entry each: a heading or a table row whose first cell names it
+        own = [i for i in where if re.match(r'(#+|\|) `(?:shardid\.)?%s\b' % re.escape(short), lines[i])]
+        if len(own) > 1:
+            problems.append('docs/reference.md has %d entries for %s %s (lines %s)'
+                            % (len(own), kind, name, ', '.join(str(i + 1) for i in own)))
         if comment is None:
             continue
         # the entry quotes the COMMENT: on its table row, or in the lines
@@ -180,6 +185,9 @@ def check_reference():
         count += 1
         if '`%s`' % c not in doc:
             problems.append('docs/reference.md does not list SQLSTATE %s' % c)
+    rows = re.findall(r'^\| `([0-9A-Z]{5})` \|', doc, re.M)
+    for c in sorted(set(r for r in rows if rows.count(r) > 1)):
+        problems.append('docs/reference.md lists SQLSTATE %s in %d rows of its table' % (c, rows.count(c)))
     return problems, count
 
 

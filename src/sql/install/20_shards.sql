@@ -39,6 +39,9 @@
 \ir ../functions/_create_table_start.sql
 \ir ../functions/_create_table_batch.sql
 \ir ../procedures/create_table_proc.sql
+\ir ../functions/drop_table.sql
+\ir ../functions/_refuse_template_drop.sql
+\ir ../event_triggers/template_drop.sql
 \ir ../functions/attach_shard.sql
 \ir ../functions/detach_shard.sql
 \ir ../functions/adopt.sql

@@ -55,6 +55,7 @@
 \ir ../functions/add_node.sql
 \ir ../functions/remove_node.sql
 \ir ../functions/place_shards.sql
+\ir ../functions/unplace_shards.sql
 \ir ../functions/placed_shards.sql
 \ir ../functions/freeze_shard.sql
 \ir ../functions/unfreeze_shard.sql

@@ -30,6 +30,12 @@ DECLARE
     tgt_done  boolean := false;
     outcome   text;
 BEGIN
+    IF NOT shardid._commit_allowed() THEN
+        RAISE EXCEPTION 'shardid._move_rollback() cannot run inside a transaction block'
+            USING ERRCODE = 'active_sql_transaction',
+                  DETAIL = 'It commits after each step, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
+                  HINT = 'It is called by shardid.move_shard() and shardid.abort_move(): CALL those on their own.';
+    END IF;
     BEGIN
         LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
         SELECT * INTO m FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) _move_rollback.shard FOR UPDATE;

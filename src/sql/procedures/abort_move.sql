@@ -12,6 +12,12 @@ DECLARE
     m       shardid.shard_moves;
     outcome text;
 BEGIN
+    IF NOT shardid._commit_allowed() THEN
+        RAISE EXCEPTION 'shardid.abort_move() cannot run inside a transaction block'
+            USING ERRCODE = 'active_sql_transaction',
+                  DETAIL = 'It commits after each step of the rollback, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
+                  HINT = 'CALL it on its own (autocommit).';
+    END IF;
     PERFORM shardid._move_lock(shard, 'shardid.abort_move()');
     SELECT x.* INTO m FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) abort_move.shard;
     IF NOT FOUND THEN

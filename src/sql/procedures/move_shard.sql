@@ -46,6 +46,12 @@ DECLARE
     e_detail text;
     e_hint   text;
 BEGIN
+    IF NOT shardid._commit_allowed() THEN
+        RAISE EXCEPTION 'shardid.move_shard() cannot run inside a transaction block'
+            USING ERRCODE = 'active_sql_transaction',
+                  DETAIL = 'It commits once per phase (so that an interruption resumes or rolls back from there), which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
+                  HINT = 'CALL it on its own (autocommit).';
+    END IF;
     PERFORM shardid._move_lock(shard, 'shardid.move_shard()');
     BEGIN
         IF offline IS NULL OR drop_old IS NULL OR lock_timeout IS NULL OR cutover_timeout IS NULL

@@ -48,10 +48,13 @@ DECLARE
     moved    integer[] := '{}';
     made     integer := 0;
 BEGIN
+    IF NOT shardid._commit_allowed() THEN
+        RAISE EXCEPTION 'shardid.rebalance() cannot run inside a transaction block'
+            USING ERRCODE = 'active_sql_transaction',
+                  DETAIL = 'It commits after every move, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
+                  HINT = 'CALL it on its own (autocommit).';
+    END IF;
     PERFORM shardid._check_rebalance_options(strategy, max_moves);
-    -- Fails at once (2D000, invalid transaction termination) inside a
-    -- transaction block or a function, before anything is done.
-    COMMIT;
 
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks AS l
                     WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory'

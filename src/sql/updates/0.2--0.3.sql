@@ -10,6 +10,12 @@
 -- a non-superuser owns or may create in is not updated either.
 \ir ../checks/extension_schema.sql
 
+-- New in 0.3: the template of a sharded table cannot be dropped while it
+-- is registered (shardid.drop_table() first). The event trigger is not a
+-- function the build appends, so this part creates it, after its function.
+\ir ../functions/_refuse_template_drop.sql
+\ir ../event_triggers/template_drop.sql
+
 -- add_node() and place_shards() gained force (they check the node unless
 -- it is given); the new signatures replace the old ones.
 DROP FUNCTION shardid.add_node(text, text);
