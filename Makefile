@@ -33,7 +33,7 @@ ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 # cluster's own test also needs PL/Proxy, which a router that lets
 # applications route need not have: `make installcheck-plproxy`.
 # `make installcheck` runs the rest.
-ROUTER_REGRESS = nodes_moves nodes_rebalance
+ROUTER_REGRESS = nodes_moves nodes_rebalance cluster_check
 PLPROXY_REGRESS = nodes
 REGRESS = $(filter-out $(ROUTER_REGRESS) $(PLPROXY_REGRESS),$(ALL_REGRESS))
 REGRESS_OPTS = --inputdir=. --outputdir=results --load-extension=$(EXTENSION)

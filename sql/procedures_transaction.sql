@@ -25,6 +25,18 @@ CALL shardid._move_rollback(1);
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
+CALL shardid.drain_node('b');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+CALL shardid.drop_retired_copies();
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+CALL shardid._rebalance_job_run(1);
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
 CALL shardid.create_shards_proc(0, 3);
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;

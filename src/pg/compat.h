@@ -78,3 +78,14 @@ typedef int SyscacheCallbackId;
 #else
 #define SHARDID_TABLE_BEGINSCAN(rel, snap, nkeys, keys) table_beginscan(rel, snap, nkeys, keys)
 #endif
+
+/*
+ * Runs a portal to its end at top level (the background rebalance worker):
+ * 18 dropped PortalRun()'s run_once argument.
+ */
+#if PG_VERSION_NUM >= 180000
+#define SHARDID_PORTAL_RUN(portal, dest, qc) PortalRun(portal, FETCH_ALL, true, dest, dest, qc)
+#else
+#define SHARDID_PORTAL_RUN(portal, dest, qc)                                                       \
+	PortalRun(portal, FETCH_ALL, true, true, dest, dest, qc)
+#endif

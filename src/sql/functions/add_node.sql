@@ -2,7 +2,10 @@
 -- it; it must not hold a password (in any keyword libpq keeps secret, also
 -- inside a dbname that libpq reads as a connect string), nor such a dbname,
 -- nor set options (a frozen shard's connect string appends its own).
-CREATE OR REPLACE FUNCTION shardid.add_node(name text, connstr text) RETURNS void
+-- With dblink on the router it also refuses a node it cannot reach, one
+-- without shardid and one with another layout (_check_node()), unless
+-- force (a bootstrap that registers nodes before they are ready).
+CREATE OR REPLACE FUNCTION shardid.add_node(name text, connstr text, force boolean DEFAULT false) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -72,11 +75,14 @@ BEGIN
                                                WHERE n.node = add_node.name));
     END IF;
     INSERT INTO shardid.nodes (node, connstr) VALUES (name, connstr);
+    IF NOT force THEN
+        PERFORM shardid._check_node(name);
+    END IF;
     PERFORM shardid._refresh_proxy();
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid.add_node(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.add_node(text, text, boolean) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid.add_node(text, text) IS
-    'Router: registers a data node (name, libpq key=value connect string); on a router with PL/Proxy, also creates the cluster ''shardid'' if needed.';
+COMMENT ON FUNCTION shardid.add_node(text, text, boolean) IS
+    'Router: registers a data node (name, libpq key=value connect string); on a router with PL/Proxy, also creates the cluster ''shardid'' if needed. With dblink, refuses a node it cannot reach, without shardid or with another layout, unless force.';

@@ -1,8 +1,10 @@
 -- Places shards first..last on a node: the node must already hold them
 -- (created there with shardid.create_shards). A shard already on this node
 -- is left alone; one placed on another node is refused (move it instead).
--- Returns the number of shards newly placed.
-CREATE OR REPLACE FUNCTION shardid.place_shards(node text, first integer, last integer) RETURNS integer
+-- Returns the number of shards newly placed. With dblink on the router, a
+-- node that cannot be reached, has another layout or lacks one of the
+-- shards is refused (_check_node()), unless force (bootstrap order).
+CREATE OR REPLACE FUNCTION shardid.place_shards(node text, first integer, last integer, force boolean DEFAULT false) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -30,6 +32,9 @@ BEGIN
                   DETAIL = pg_catalog.format('No shard of %s .. %s was placed.', first, last),
                   HINT = 'Move a placed shard with CALL shardid.move_shard(), which copies its data.';
     END IF;
+    IF NOT force THEN
+        PERFORM shardid._check_node(node, first, last);
+    END IF;
     INSERT INTO shardid.shard_placement (shard, node)
     SELECT g, place_shards.node FROM pg_catalog.generate_series(first, last) AS g
     ON CONFLICT (shard) DO NOTHING;
@@ -39,7 +44,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid.place_shards(text, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.place_shards(text, integer, integer, boolean) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid.place_shards(text, integer, integer) IS
-    'Router: routes shards first..last to a node that already holds them; returns how many were newly placed. Refuses shards placed on another node.';
+COMMENT ON FUNCTION shardid.place_shards(text, integer, integer, boolean) IS
+    'Router: routes shards first..last to a node that already holds them; returns how many were newly placed. Refuses shards placed on another node and, with dblink, a node it cannot reach, with another layout or lacking the shards, unless force.';

@@ -23,3 +23,11 @@
 -- Offline moves copy the rows as the tables' owners: the check of code
 -- that a superuser's copy would have run is gone.
 DROP FUNCTION shardid._move_untrusted_code(name);
+
+-- add_node() and place_shards() gained force (they check the node unless
+-- it is given); the new signatures replace the old ones.
+DROP FUNCTION shardid.add_node(text, text);
+DROP FUNCTION shardid.place_shards(text, integer, integer);
+
+-- Background rebalances: their jobs.
+\ir ../tables/rebalance_jobs.sql

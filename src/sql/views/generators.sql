@@ -3,7 +3,10 @@
 -- carries a generator's state ahead of the clock (lead), up to
 -- shardid.max_drift, where next_id() starts to wait; a lead beyond it means
 -- the clock stepped back. time_left is how long the layout can still issue
--- IDs. Times are measured from now(), the start of the transaction.
+-- IDs. Times are measured from now(), the start of the transaction. The
+-- retired copy of a moved shard (its tables carry retire_shard()'s
+-- trigger, known by its function) issues no ID and is not a generator of
+-- its shard: shardid.retired_copies lists those on the router.
 --
 -- Readable by superusers and pg_monitor, as the states are sequence values,
 -- which PostgreSQL shows only to roles with a privilege on the sequence
@@ -24,13 +27,16 @@ SELECT g.schema,
        l.last_time OPERATOR(pg_catalog.-) pg_catalog.now() AS time_left
   FROM shardid._generator_states() AS g
  CROSS JOIN shardid.layout() AS l
- CROSS JOIN LATERAL shardid._state_decode(g.state) AS st;
+ CROSS JOIN LATERAL shardid._state_decode(g.state) AS st
+ WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_trigger AS t
+                    WHERE t.tgrelid::pg_catalog.regclass OPERATOR(pg_catalog.=) ANY (g.tables)
+                      AND t.tgfoid OPERATOR(pg_catalog.=) 'shardid._refuse_retired_write()'::pg_catalog.regprocedure);
 
 REVOKE ALL ON shardid.generators FROM PUBLIC;
 GRANT SELECT ON shardid.generators TO pg_monitor;
 
 COMMENT ON VIEW shardid.generators IS
-    'Generator health: every generator a column DEFAULT shardid.next_id(shard, seq) names, its shard and tables, the time of its last ID, its lead over now() (left by bursts), the IDs it issued in that millisecond, and the layout''s end. Readable by pg_monitor.';
+    'Generator health: every generator a column DEFAULT shardid.next_id(shard, seq) names (but retired copies of moved shards), its shard and tables, the time of its last ID, its lead over now() (left by bursts), the IDs it issued in that millisecond, and the layout''s end. Readable by pg_monitor.';
 COMMENT ON COLUMN shardid.generators.schema IS 'Schema of the generator sequence.';
 COMMENT ON COLUMN shardid.generators.sequence IS 'The generator sequence.';
 COMMENT ON COLUMN shardid.generators.shard IS 'The shard its DEFAULTs issue IDs for (NULL unless they all name the same literal shard).';

@@ -1,0 +1,165 @@
+-- Router SQL: check_cluster() and what add_node() and place_shards()
+-- refuse of a node, with databases of this server as the nodes: a and b
+-- hold shards, c only the extension and the template, nox no shardid,
+-- odd another layout.
+\set SHOW_CONTEXT never
+CREATE EXTENSION dblink;
+SELECT current_database() AS regress_db,
+       pg_catalog.format('host=%s port=%s user=%s dbname=',
+                         pg_catalog.split_part(current_setting('unix_socket_directories'), ',', 1),
+                         current_setting('port'), current_user) AS base \gset
+CREATE DATABASE regress_cc_a;
+CREATE DATABASE regress_cc_b;
+CREATE DATABASE regress_cc_c;
+CREATE DATABASE regress_cc_nox;
+CREATE DATABASE regress_cc_odd;
+\c regress_cc_a
+SET client_min_messages = warning;
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT shardid.create_shards(0, 3);
+SELECT shardid.create_table('public.posts');
+\c regress_cc_b
+SET client_min_messages = warning;
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT shardid.create_shards(4, 5);
+SELECT shardid.create_table('public.posts');
+\c regress_cc_c
+SET client_min_messages = warning;
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, body text NOT NULL);
+SELECT shardid.create_table('public.posts');
+\c regress_cc_odd
+SET client_min_messages = warning;
+CREATE EXTENSION shardid;
+SELECT epoch, shard_bits, seq_bits FROM shardid.configure('2020-01-01 00:00:00+00', 12, 11);
+\c :regress_db
+
+-- add_node() refuses a node it cannot reach, one without shardid, one with
+-- another layout; force => true registers it anyway (bootstrap order).
+\set VERBOSITY terse
+SELECT shardid.add_node('gone', 'host=/nonexistent/gone dbname=app');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+\set VERBOSITY default
+SELECT shardid.add_node('nox', :'base' || 'regress_cc_nox');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.add_node('odd', :'base' || 'regress_cc_odd');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT count(*) AS nodes FROM shardid.nodes;
+SELECT shardid.add_node('a', :'base' || 'regress_cc_a');
+SELECT shardid.add_node('b', :'base' || 'regress_cc_b');
+SELECT shardid.add_node('c', :'base' || 'regress_cc_c');
+
+-- place_shards() refuses shards the node does not hold; force places them.
+SELECT shardid.place_shards('a', 0, 5);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.place_shards('c', 0, 0);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid.place_shards('a', 0, 3), shardid.place_shards('b', 4, 5);
+
+-- A healthy cluster: nothing.
+SELECT * FROM shardid.check_cluster();
+
+-- Shard 2 made live on b too (created there by hand): the copy b has is
+-- reported, with the command that retires it.
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT shardid.create_shard(2)') AS t(s name);
+SELECT kind, shard, node, detail, regexp_replace(fix, '_moved_[0-9]+', '_moved_<ms>') AS fix FROM shardid.check_cluster();
+-- Fixed as it says: nothing left.
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT shardid.retire_shard(2, ''a'', ''shard_0002_moved_1700000000000'')') AS t(s name);
+SELECT * FROM shardid.check_cluster();
+
+-- The retired copy is listed, is no generator of shard 2 on b, and is
+-- dropped by drop_retired_copies() once older than older_than.
+SELECT node, shard, schema_name, moved_to, retired_at AT TIME ZONE 'UTC' AS retired_at, bytes > 0 AS has_bytes
+  FROM shardid.retired_copies;
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT schema, shard FROM shardid.generators ORDER BY shard') AS t(s name, shard integer);
+CALL shardid.drop_retired_copies('100 years');
+SELECT count(*) AS retired FROM shardid.retired_copies;
+CALL shardid.drop_retired_copies(older_than => '-1 s');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+CALL shardid.drop_retired_copies();
+SELECT count(*) AS retired FROM shardid.retired_copies;
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT count(*) FROM pg_namespace WHERE nspname LIKE ''shard\_%\_moved\_%''') AS t(n bigint);
+-- Only retired copies: a live shard's schema is refused on the node.
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT shardid._drop_retired_copy(''shard_0004'')') AS t(n bigint);
+
+-- A placement where the shard is not: on another node, and on none.
+-- A shard a node holds and no node is placed on.
+SELECT * FROM dblink(:'base' || 'regress_cc_c', 'SELECT shardid.create_shard(6)') AS t(s name);
+SELECT shardid.place_shards('a', 6, 7, force => true);
+SELECT * FROM dblink(:'base' || 'regress_cc_c', 'SELECT shardid.create_shard(8)') AS t(s name);
+SELECT * FROM shardid.check_cluster();
+DELETE FROM shardid.shard_placement WHERE shard IN (6, 7);
+SELECT * FROM dblink(:'base' || 'regress_cc_c', 'SELECT shardid.detach_shard(6), shardid.detach_shard(8)') AS t(a name, b name);
+SELECT * FROM dblink(:'base' || 'regress_cc_c', 'DROP SCHEMA shard_0006, shard_0008 CASCADE') AS t(s text);
+
+-- A template that differs (a column on b only) and one missing (c has not
+-- registered a second sharded table).
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'CREATE TABLE public.likes (id bigint PRIMARY KEY); SELECT shardid.create_table(''public.likes'')') AS t(s text);
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'CREATE TABLE public.likes (id bigint PRIMARY KEY); SELECT shardid.create_table(''public.likes'')') AS t(s text);
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'ALTER TABLE public.posts ADD COLUMN mood text') AS t(s text);
+SELECT * FROM shardid.check_cluster();
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'ALTER TABLE public.posts DROP COLUMN mood') AS t(s text);
+SELECT * FROM dblink(:'base' || 'regress_cc_c', 'CREATE TABLE public.likes (id bigint PRIMARY KEY); SELECT shardid.create_table(''public.likes'')') AS t(s text);
+SELECT * FROM shardid.check_cluster();
+
+-- Leftovers of a move that is not in progress: a publication named like
+-- a move's, a role, shardid's freeze triggers.
+SELECT * FROM dblink(:'base' || 'regress_cc_a',
+    'SET client_min_messages = error; CREATE PUBLICATION shardid_move_1_1700000000000 FOR TABLES IN SCHEMA shard_0001') AS t(s text);
+CREATE ROLE shardid_move_1_1700000000000;
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'SELECT shardid.freeze_shard_tables(''shard_0003'', 3, ''b'', true)') AS t(n integer);
+SELECT * FROM shardid.check_cluster();
+-- While a move of shard 1 with that ID is in progress, its publication
+-- and role are its own.
+INSERT INTO shardid.shard_moves (shard, move_id, source, target, schema_name, mode, phase)
+VALUES (1, 1700000000000, 'a', 'c', 'shard_0001', 'online', 'copy');
+SELECT kind, shard, node FROM shardid.check_cluster();
+DELETE FROM shardid.shard_moves;
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'DROP PUBLICATION shardid_move_1_1700000000000') AS t(s text);
+DROP ROLE shardid_move_1_1700000000000;
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'SELECT shardid.thaw_shard_tables(''shard_0003'')') AS t(n integer);
+SELECT * FROM shardid.check_cluster();
+
+-- Nodes that cannot be read, and a layout that differs: forced in, reported.
+SELECT shardid.add_node('gone', 'host=/nonexistent/gone dbname=app', force => true);
+SELECT shardid.add_node('nox', :'base' || 'regress_cc_nox', force => true);
+SELECT shardid.add_node('odd', :'base' || 'regress_cc_odd', force => true);
+SELECT kind, shard, node, regexp_replace(detail, 'connection to server.*', 'connection to server ...') AS detail, fix
+  FROM shardid.check_cluster();
+SELECT shardid.remove_node('gone'), shardid.remove_node('nox'), shardid.remove_node('odd');
+SELECT * FROM shardid.check_cluster();
+
+-- drain_plan(): a's shards, each to the then emptiest other node (b holds
+-- 2, c none; ties by name); a shard frozen on the router stays.
+SELECT * FROM shardid.drain_plan('a', 'by_count');
+SELECT shardid.freeze_shard(3);
+SELECT step, shard, source, target, bytes > 0 AS has_bytes FROM shardid.drain_plan('a');
+SELECT shardid.unfreeze_shard(3);
+SELECT * FROM shardid.drain_plan('c', max_moves => 1);
+SELECT * FROM shardid.drain_plan('nowhere');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+BEGIN;
+CALL shardid.drain_node('a');
+ROLLBACK;
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+
+-- For administrators only.
+CREATE ROLE regress_cc_user;
+SET ROLE regress_cc_user;
+SELECT * FROM shardid.check_cluster();
+SELECT * FROM shardid.retired_copies;
+CALL shardid.drain_node('a');
+RESET ROLE;
+DROP ROLE regress_cc_user;
+
+-- Clean up.
+DELETE FROM shardid.shard_placement;
+DELETE FROM shardid.nodes;
+DROP EXTENSION dblink;
+DROP DATABASE regress_cc_a;
+DROP DATABASE regress_cc_b;
+DROP DATABASE regress_cc_c;
+DROP DATABASE regress_cc_nox;
+DROP DATABASE regress_cc_odd;

@@ -1,0 +1,192 @@
+/*
+ * rebalance_worker.cpp — the background rebalance: a dynamic background
+ * worker, registered by the backend that calls rebalance_start(), so no
+ * shared_preload_libraries entry is needed.
+ *
+ * _rebalance_launch(job) registers the worker (bgw_library_name "shardid",
+ * entry shardid_rebalance_worker_main) with the job ID as its argument and
+ * the database, the calling role and the caller's transaction ID in
+ * bgw_extra, and waits until it has started. The worker connects to that
+ * database as that role, waits for the caller's transaction to end (the
+ * job's row is inserted there; a rollback leaves no row and the worker
+ * exits), then runs CALL shardid._rebalance_job_run(job) at top level, as
+ * a client's query runs (a portal: non-atomic), so that the procedure
+ * commits after every move.
+ * An error ends the CALL: the worker records it in the job's row
+ * (_rebalance_job_failed()) in a new transaction and exits. SIGTERM (a
+ * server shutdown, pg_terminate_backend) ends it at the next interrupt
+ * check, leaving the row as it was: rebalance_status() reports the job
+ * interrupted, and rebalance_start() resumes the work (a move left in
+ * progress first). SIGINT cancels the running statement, as in a backend.
+ *
+ * No C++ object with a destructor lives in these functions: ereport's
+ * longjmp may cross every one of their frames.
+ */
+#include "shardid_pg.h"
+#include "compat.h"
+
+extern "C" {
+#include "access/xact.h"
+#include "executor/spi.h"
+#include "tcop/pquery.h"
+#include "tcop/utility.h"
+#include "utils/portal.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+PG_FUNCTION_INFO_V1(shardid_rebalance_launch);
+PGDLLEXPORT void shardid_rebalance_worker_main(Datum main_arg);
+}
+
+/* What the worker needs from the backend that launched it. */
+struct WorkerExtra
+{
+	Oid database;
+	Oid role;
+	TransactionId starter_xid;
+};
+static_assert(sizeof(WorkerExtra) <= BGW_EXTRALEN, "bgw_extra holds WorkerExtra");
+
+/*
+ * _rebalance_launch(job bigint) → integer: starts the worker for a job whose
+ * row the caller's transaction has just inserted; returns its process ID.
+ */
+extern "C" Datum
+shardid_rebalance_launch(PG_FUNCTION_ARGS)
+{
+	int64 job_id = PG_GETARG_INT64(0);
+	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
+	BgwHandleStatus status;
+	pid_t pid;
+	WorkerExtra extra;
+
+	memset(&worker, 0, sizeof worker);
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(worker.bgw_library_name, "shardid", sizeof worker.bgw_library_name);
+	strlcpy(worker.bgw_function_name, "shardid_rebalance_worker_main",
+			sizeof worker.bgw_function_name);
+	snprintf(worker.bgw_name, sizeof worker.bgw_name, "shardid rebalance job %lld",
+			 (long long) job_id);
+	strlcpy(worker.bgw_type, "shardid rebalance", sizeof worker.bgw_type);
+	worker.bgw_main_arg = Int64GetDatum(job_id);
+	worker.bgw_notify_pid = MyProcPid;
+	extra.database = MyDatabaseId;
+	extra.role = GetUserId();
+	extra.starter_xid = GetTopTransactionId();
+	memcpy(worker.bgw_extra, &extra, sizeof extra);
+
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		ereport(
+			ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("no background worker slot is free for the rebalance"),
+			 errdetail("Every one of max_worker_processes (%d) is in use.", max_worker_processes),
+			 errhint("Raise max_worker_processes (a restart), or wait for other background workers "
+					 "(parallel queries, logical replication) to end, or CALL shardid.rebalance() "
+					 "instead.")));
+
+	status = WaitForBackgroundWorkerStartup(handle, &pid);
+	if (status != BGWH_STARTED)
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+						errmsg("the rebalance background worker could not be started"),
+						errhint("See the server log.")));
+	PG_RETURN_INT32(pid);
+}
+
+/*
+ * Runs one statement in its own transaction as a client's simple query
+ * does (exec_simple_query() in postgres.c): in a portal, at top level, so
+ * that a CALL is non-atomic and its procedure may COMMIT (which needs the
+ * portal's snapshot handling; SPI in a worker has no portal).
+ */
+static void
+run_top_level(const char *sql)
+{
+	List *parsetrees;
+	RawStmt *parsetree;
+	List *querytrees;
+	List *plantrees;
+	Portal portal;
+	DestReceiver *receiver;
+	int16 format = 0;
+	QueryCompletion qc;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, sql);
+	parsetrees = pg_parse_query(sql);
+	parsetree = linitial_node(RawStmt, parsetrees);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	querytrees = pg_analyze_and_rewrite_fixedparams(parsetree, sql, NULL, 0, NULL);
+	plantrees = pg_plan_queries(querytrees, sql, CURSOR_OPT_PARALLEL_OK, NULL);
+	PopActiveSnapshot();
+
+	portal = CreatePortal("", true, true);
+	portal->visible = false;
+	PortalDefineQuery(portal, NULL, sql, CreateCommandTag(parsetree->stmt), plantrees, NULL);
+	PortalStart(portal, NULL, 0, InvalidSnapshot);
+	PortalSetResultFormat(portal, 1, &format);
+	receiver = CreateDestReceiver(DestNone);
+	SHARDID_PORTAL_RUN(portal, receiver, &qc);
+	PortalDrop(portal, false);
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+}
+
+/* The worker: waits for its starter, runs the job, records its failure. */
+void
+shardid_rebalance_worker_main(Datum main_arg)
+{
+	int64 job_id = DatumGetInt64(main_arg);
+	WorkerExtra extra;
+	MemoryContext worker_cxt;
+	ErrorData *volatile failure = NULL;
+
+	memcpy(&extra, MyBgworkerEntry->bgw_extra, sizeof extra);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(extra.database, extra.role, 0);
+	pgstat_report_appname("shardid rebalance");
+
+	/* the job's row is committed (or rolled back) with the caller's transaction */
+	StartTransactionCommand();
+	XactLockTableWait(extra.starter_xid, NULL, NULL, XLTW_None);
+	CommitTransactionCommand();
+
+	worker_cxt = CurrentMemoryContext;
+	PG_TRY();
+	{
+		run_top_level(psprintf("CALL shardid._rebalance_job_run(%lld)", (long long) job_id));
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(worker_cxt);
+		failure = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+
+	if (failure)
+	{
+		const char *msg = failure->message ? failure->message : "unknown error";
+		char *text = failure->detail ? psprintf("%s (%s)", msg, failure->detail) : pstrdup(msg);
+
+		/* the server log has it too, as from any backend */
+		ereport(LOG, (errmsg("shardid rebalance job %lld failed: %s", (long long) job_id, text)));
+		run_top_level(psprintf("SELECT shardid._rebalance_job_failed(%lld, %s)", (long long) job_id,
+							   quote_literal_cstr(text)));
+	}
+	proc_exit(0);
+}

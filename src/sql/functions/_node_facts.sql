@@ -1,0 +1,52 @@
+-- Node, for check_cluster() on the router: in one value, what the router
+-- compares between nodes: the layout, the registered shards, the
+-- templates' definitions, the retired copies, and what a move leaves
+-- behind when it is interrupted (its publication, subscription, slot and,
+-- on 15, role, all named shardid_move_<shard>_<move id>; shardid's freeze
+-- triggers, known by their function), and unfinished apply_ddl() changes
+-- when this version has the ledger.
+CREATE OR REPLACE FUNCTION shardid._node_facts() RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    facts jsonb;
+    ddl   jsonb := '[]';
+BEGIN
+    SELECT jsonb_build_object(
+        'layout', (SELECT jsonb_build_object('epoch', pg_catalog.to_char(l.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00', 'shard_bits', l.shard_bits, 'seq_bits', l.seq_bits)
+                     FROM shardid.layout() AS l),
+        'shards', COALESCE((SELECT jsonb_agg(jsonb_build_object('shard', r.shard, 'schema', r.schema_name) ORDER BY r.shard)
+                              FROM shardid.shard_registry AS r), '[]'),
+        'templates', COALESCE((SELECT jsonb_object_agg(t.table_name, shardid._template_definition(t.table_name))
+                                 FROM shardid.sharded_tables AS t), '{}'),
+        'retired', COALESCE((SELECT jsonb_agg(pg_catalog.to_jsonb(x)) FROM shardid._retired_here() AS x), '[]'),
+        'frozen', COALESCE((SELECT jsonb_agg(DISTINCT n.nspname)
+                              FROM pg_trigger AS t
+                              JOIN pg_class AS c ON c.oid = t.tgrelid
+                              JOIN pg_namespace AS n ON n.oid = c.relnamespace
+                             WHERE t.tgfoid = 'shardid._refuse_frozen_write()'::regprocedure), '[]'),
+        'publications', COALESCE((SELECT jsonb_agg(p.pubname ORDER BY p.pubname) FROM pg_publication AS p
+                                   WHERE p.pubname LIKE 'shardid\_move\_%'), '[]'),
+        'subscriptions', COALESCE((SELECT jsonb_agg(s.subname ORDER BY s.subname) FROM pg_subscription AS s
+                                    WHERE s.subdbid = (SELECT d.oid FROM pg_database AS d WHERE d.datname = current_database())
+                                      AND s.subname LIKE 'shardid\_move\_%'), '[]'),
+        'slots', COALESCE((SELECT jsonb_agg(s.slot_name ORDER BY s.slot_name) FROM pg_replication_slots AS s
+                            WHERE s.database = current_database() AND s.slot_name LIKE 'shardid\_move\_%'), '[]'),
+        'roles', COALESCE((SELECT jsonb_agg(a.rolname ORDER BY a.rolname) FROM pg_roles AS a
+                            WHERE a.rolname LIKE 'shardid\_move\_%'), '[]'))
+      INTO facts;
+    IF to_regclass('shardid.ddl_changes') IS NOT NULL THEN
+        EXECUTE 'SELECT COALESCE(jsonb_agg(jsonb_build_object(''template'', c.template, ''command'', c.command)
+                                           ORDER BY c.started_at), ''[]'')
+                   FROM shardid.ddl_changes AS c WHERE c.finished_at IS NULL'
+           INTO ddl;
+    END IF;
+    RETURN facts || jsonb_build_object('ddl_unfinished', ddl);
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid._node_facts() FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid._node_facts() IS
+    'Node, for check_cluster(): the layout, registered shards, template definitions, retired copies, leftovers of moves and unfinished apply_ddl() changes here, as one jsonb value.';

@@ -1,0 +1,73 @@
+-- Router, in the job's worker: the next thing to do, recorded as the
+-- job's current move: a move left in progress (action 'resume', or 'abort'
+-- for one being rolled back), else the first step of a fresh plan
+-- (rebalance_plan() without the shards this job has moved, or
+-- drain_plan() of the drained node), with moves_planned = moves done +
+-- that plan's length. No row when the job is to end: stopped
+-- (rebalance_stop()), max_moves reached, or nothing left to move. An
+-- offline move left in progress fails the job (55000), as in rebalance().
+CREATE OR REPLACE FUNCTION shardid._rebalance_job_next(job_id bigint)
+    RETURNS TABLE (action text, shard integer, target text)
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    j        shardid.rebalance_jobs;
+    o        jsonb;
+    max_left integer;
+    m        shardid.shard_moves;
+    plan     record;
+    steps    integer;
+BEGIN
+    SELECT * INTO j FROM shardid.rebalance_jobs AS x WHERE x.job_id = _rebalance_job_next.job_id FOR UPDATE;
+    o := j.options;
+    max_left := (o->>'max_moves')::integer - j.moves_done;
+    IF j.state = 'stopping' OR max_left <= 0 THEN
+        RETURN;
+    END IF;
+    SELECT * INTO m FROM shardid.shard_moves AS x
+     WHERE j.kind = 'rebalance' OR x.source = j.drain_node OR x.phase = 'aborting'
+     ORDER BY x.shard LIMIT 1;
+    IF FOUND THEN
+        IF m.mode = 'offline' AND m.phase <> 'aborting' THEN
+            RAISE EXCEPTION 'the offline move of shard % to node "%" is in progress (phase %)', m.shard, m.target, m.phase
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'An offline move copies the shard''s rows from a client; a background rebalance cannot finish it.',
+                      HINT = pg_catalog.format('Finish it with bin/shardid-move-shard --shard %s --to %s --offline, or roll it back with CALL shardid.abort_move(%s);',
+                                               m.shard, m.target, m.shard);
+        END IF;
+        action := CASE WHEN m.phase = 'aborting' THEN 'abort' ELSE 'resume' END;
+        shard := m.shard; target := m.target;
+        UPDATE shardid.rebalance_jobs AS x
+           SET current_shard = m.shard, current_source = m.source, current_target = m.target,
+               updated_at = pg_catalog.clock_timestamp()
+         WHERE x.job_id = j.job_id;
+        RETURN NEXT;
+        RETURN;
+    END IF;
+    IF j.kind = 'drain' THEN
+        SELECT pg_catalog.count(*) OVER () AS n, p.* INTO plan
+          FROM shardid.drain_plan(j.drain_node, o->>'strategy') AS p ORDER BY p.step LIMIT 1;
+    ELSE
+        SELECT pg_catalog.count(*) OVER () AS n, p.* INTO plan
+          FROM shardid.rebalance_plan(o->>'strategy', max_left,
+                                      ARRAY(SELECT pg_catalog.jsonb_array_elements_text(o->'excluded_shards')::integer) || j.moved) AS p
+         ORDER BY p.step LIMIT 1;
+    END IF;
+    steps := COALESCE(plan.n, 0);
+    UPDATE shardid.rebalance_jobs AS x
+       SET moves_planned = j.moves_done + steps,
+           current_shard = plan.shard, current_source = plan.source, current_target = plan.target,
+           updated_at = pg_catalog.clock_timestamp()
+     WHERE x.job_id = j.job_id;
+    IF steps > 0 THEN
+        action := 'move'; shard := plan.shard; target := plan.target;
+        RETURN NEXT;
+    END IF;
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid._rebalance_job_next(bigint) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid._rebalance_job_next(bigint) IS
+    'Router, background rebalance worker: the next move (resume, abort or a new one from a fresh plan), recorded as the job''s current move; no row when the job is to end.';

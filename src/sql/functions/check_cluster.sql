@@ -1,0 +1,241 @@
+-- Router: what is wrong with the cluster, one row per problem, each with
+-- the command that fixes it; no row on a healthy cluster. Every node is
+-- read once over dblink (search_path pinned, shardid._node_facts()) and
+-- compared with the router and the other nodes:
+--   node_unreachable, extension_missing, extension_version: the node could
+--     not be read (its other checks are skipped);
+--   layout_differs: a node's layout is not the router's (shardid.layout());
+--   shard_live_twice: a shard registered (live, not retired) on two nodes;
+--   shard_live_nowhere: a placed shard that no node holds;
+--   placement_wrong_node: a placed shard that another node holds;
+--   shard_not_placed: a shard a node holds that is placed nowhere;
+--   template_differs: a sharded table's template that differs from the
+--     one most nodes have, or is missing;
+--   move_leftover: a publication, subscription, slot or role named like a
+--     move's (shardid_move_<shard>_<move id>), or shardid's freeze trigger,
+--     with no such move in progress;
+--   proxy_out_of_step: the PL/Proxy cluster 'shardid' (when PL/Proxy is
+--     installed) differs from partition_connstrs();
+--   ddl_unfinished: an apply_ddl() change not finished, here or on a node.
+-- Shards being moved (rows of shard_moves) are live on both of their nodes
+-- by design and are not reported.
+CREATE OR REPLACE FUNCTION shardid.check_cluster()
+    RETURNS TABLE (kind text, shard integer, node text, detail text, fix text)
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    conn CONSTANT text := 'shardid_check_cluster';
+    my_version text;
+    my_layout  jsonb;
+    nd     record;
+    v      text;
+    facts  jsonb := '{}';
+    msg    text;
+    now_ms bigint := (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
+BEGIN
+    PERFORM shardid._dblink_schema();
+    SELECT e.extversion INTO my_version FROM pg_extension AS e WHERE e.extname = 'shardid';
+    SELECT jsonb_build_object('epoch', pg_catalog.to_char(l.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00', 'shard_bits', l.shard_bits, 'seq_bits', l.seq_bits)
+      INTO my_layout FROM shardid.layout() AS l;
+
+    FOR nd IN SELECT n.node FROM shardid.nodes AS n ORDER BY n.node COLLATE "C" LOOP
+        BEGIN
+            PERFORM shardid._node_connect(conn, nd.node);
+            PERFORM shardid._node(conn, 'SET search_path = pg_catalog, pg_temp', nd.node);
+            v := shardid._node(conn, 'SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) ''shardid''', nd.node);
+            IF v IS NULL THEN
+                kind := 'extension_missing'; shard := NULL; node := nd.node;
+                detail := pg_catalog.format('node "%s" does not have the shardid extension', nd.node);
+                fix := pg_catalog.format('-- on node "%s": CREATE EXTENSION shardid;', nd.node);
+                RETURN NEXT;
+            ELSIF v <> my_version THEN
+                kind := 'extension_version'; shard := NULL; node := nd.node;
+                detail := pg_catalog.format('node "%s" runs shardid %s, the router %s', nd.node, v, my_version);
+                fix := pg_catalog.format('-- on node "%s": ALTER EXTENSION shardid UPDATE TO %L;', nd.node, my_version);
+                RETURN NEXT;
+            ELSE
+                facts := facts || jsonb_build_object(nd.node,
+                                      shardid._node(conn, 'SELECT shardid._node_facts()::pg_catalog.text', nd.node)::jsonb);
+            END IF;
+            PERFORM shardid._node_close(conn);
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+            PERFORM shardid._node_close(conn);
+            kind := 'node_unreachable'; shard := NULL; node := nd.node;
+            detail := msg;
+            fix := pg_catalog.format('-- start node "%s", or correct its connect string (shardid.nodes); then check again', nd.node);
+            RETURN NEXT;
+        END;
+    END LOOP;
+
+    -- Layouts.
+    RETURN QUERY
+    SELECT 'layout_differs', NULL::integer, f.key,
+           pg_catalog.format('node "%s" has the layout epoch %s, %s shard bits, %s seq bits; the router %s, %s, %s',
+                             f.key, f.value->'layout'->>'epoch', f.value->'layout'->>'shard_bits', f.value->'layout'->>'seq_bits',
+                             my_layout->>'epoch', my_layout->>'shard_bits', my_layout->>'seq_bits'),
+           pg_catalog.format('-- on node "%s", before it issues IDs (or on the router, if the node is right): SELECT shardid.configure(%L, %s, %s);',
+                             f.key, my_layout->>'epoch', my_layout->>'shard_bits', my_layout->>'seq_bits')
+      FROM jsonb_each(facts) AS f
+     WHERE f.value->'layout' <> my_layout
+     ORDER BY f.key COLLATE "C";
+
+    -- Shards: live copies (registered on a node) against the placement.
+    RETURN QUERY
+    WITH live AS (
+        SELECT f.key AS node, (s->>'shard')::integer AS shard, s->>'schema' AS schema_name
+          FROM jsonb_each(facts) AS f, jsonb_array_elements(f.value->'shards') AS s
+    ), settled AS (
+        SELECT l.* FROM live AS l
+         WHERE NOT EXISTS (SELECT FROM shardid.shard_moves AS m WHERE m.shard = l.shard)
+    ), per_shard AS (
+        SELECT s.shard, pg_catalog.array_agg(s.node ORDER BY s.node COLLATE "C") AS nodes
+          FROM settled AS s GROUP BY s.shard
+    )
+    -- on two nodes: the copy that is not where the placement points
+    SELECT 'shard_live_twice', s.shard, s.node,
+           pg_catalog.format('shard %s is live on nodes %s; the router places it on %s', s.shard,
+                             pg_catalog.array_to_string(ps.nodes, ', '), COALESCE('"' || p.node || '"', 'no node')),
+           CASE WHEN p.node IS NULL
+                THEN pg_catalog.format('-- keep one copy: SELECT shardid.place_shards(%L, %s, %s); then retire the others on their nodes with shardid.retire_shard(%s, %L, ...)',
+                                       s.node, s.shard, s.shard, s.shard, s.node)
+                ELSE pg_catalog.format('-- on node "%s": SELECT shardid.retire_shard(%s, %L, %L);', s.node, s.shard, p.node,
+                                       shardid._fit_name(s.schema_name, '_moved_' || now_ms)) END
+      FROM settled AS s
+      JOIN per_shard AS ps ON ps.shard = s.shard AND pg_catalog.cardinality(ps.nodes) > 1
+      LEFT JOIN shardid.shard_placement AS p ON p.shard = s.shard
+     WHERE p.node IS DISTINCT FROM s.node
+    UNION ALL
+    -- placed where it is not
+    SELECT CASE WHEN ps.nodes IS NULL THEN 'shard_live_nowhere' ELSE 'placement_wrong_node' END,
+           p.shard, p.node,
+           CASE WHEN ps.nodes IS NULL
+                THEN pg_catalog.format('shard %s is placed on node "%s", which does not hold it, and no node does', p.shard, p.node)
+                ELSE pg_catalog.format('shard %s is placed on node "%s", which does not hold it; node %s does', p.shard, p.node,
+                                       pg_catalog.array_to_string(ps.nodes, ', ')) END,
+           CASE WHEN ps.nodes IS NULL
+                THEN pg_catalog.format('-- restore it, or on node "%s": SELECT shardid.create_shard(%s); (empty)', p.node, p.shard)
+                ELSE pg_catalog.format('SELECT shardid.freeze_shard(%s); SELECT shardid.repoint_shard(%s, %L); SELECT shardid.unfreeze_shard(%s);',
+                                       p.shard, p.shard, ps.nodes[1], p.shard) END
+      FROM shardid.shard_placement AS p
+      LEFT JOIN per_shard AS ps ON ps.shard = p.shard
+     WHERE facts ? p.node
+       AND NOT EXISTS (SELECT FROM shardid.shard_moves AS m WHERE m.shard = p.shard)
+       AND NOT EXISTS (SELECT FROM settled AS s WHERE s.shard = p.shard AND s.node = p.node)
+    UNION ALL
+    -- held but placed nowhere
+    SELECT 'shard_not_placed', ps.shard, ps.nodes[1],
+           pg_catalog.format('shard %s is live on node "%s" but placed on no node: its IDs are routed nowhere', ps.shard, ps.nodes[1]),
+           pg_catalog.format('SELECT shardid.place_shards(%L, %s, %s);', ps.nodes[1], ps.shard, ps.shard)
+      FROM per_shard AS ps
+     WHERE pg_catalog.cardinality(ps.nodes) = 1
+       AND NOT EXISTS (SELECT FROM shardid.shard_placement AS p WHERE p.shard = ps.shard)
+     ORDER BY 2, 3;
+
+    -- Templates: each node's against the definition most nodes have.
+    RETURN QUERY
+    WITH defs AS (
+        SELECT f.key AS node, t.key AS table_name, t.value AS def
+          FROM jsonb_each(facts) AS f, jsonb_each(f.value->'templates') AS t
+    ), names AS (
+        SELECT DISTINCT d.table_name FROM defs AS d
+    ), usual AS (
+        SELECT DISTINCT ON (d.table_name) d.table_name, d.def, d.node
+          FROM defs AS d
+         GROUP BY d.table_name, d.def, d.node
+         ORDER BY d.table_name, (SELECT pg_catalog.count(*) FROM defs AS o WHERE o.table_name = d.table_name AND o.def = d.def) DESC,
+                  d.node COLLATE "C"
+    )
+    SELECT 'template_differs', NULL::integer, f.key,
+           CASE WHEN d.def IS NULL
+                THEN pg_catalog.format('sharded table %s is not registered on node "%s" (node "%s" has it)', nm.table_name, f.key, u.node)
+                ELSE pg_catalog.format('the template of sharded table %s on node "%s" differs from node "%s": %s', nm.table_name, f.key, u.node,
+                                       (SELECT pg_catalog.string_agg(k.key, ', ' ORDER BY k.key)
+                                          FROM jsonb_each(u.def) AS k WHERE d.def->k.key IS DISTINCT FROM k.value)) END,
+           CASE WHEN d.def IS NULL
+                THEN pg_catalog.format('-- on node "%s", with the template table made as on node "%s": SELECT shardid.create_table(%L);',
+                                       f.key, u.node, u.def->>'template')
+                ELSE pg_catalog.format('-- on node "%s": ALTER TABLE the template %s (and its shards'' copies: CALL shardid.apply_ddl()) to match node "%s"',
+                                       f.key, d.def->>'template', u.node) END
+      FROM jsonb_each(facts) AS f
+     CROSS JOIN names AS nm
+      JOIN usual AS u ON u.table_name = nm.table_name
+      LEFT JOIN defs AS d ON d.node = f.key AND d.table_name = nm.table_name
+     WHERE d.def IS DISTINCT FROM u.def
+     ORDER BY nm.table_name, f.key COLLATE "C";
+
+    -- Leftovers of moves that are no longer in progress.
+    RETURN QUERY
+    WITH moving AS (
+        SELECT shardid._move_name(m.shard, m.move_id)::text AS name, m.shard, m.source, m.schema_name FROM shardid.shard_moves AS m
+    ), things AS (
+        SELECT f.key AS node, o.what, x.name
+          FROM jsonb_each(facts) AS f,
+               (VALUES ('publication', 'publications'), ('subscription', 'subscriptions'),
+                       ('replication slot', 'slots'), ('role', 'roles')) AS o(what, k),
+               jsonb_array_elements_text(f.value->o.k) AS x(name)
+    )
+    SELECT 'move_leftover', pg_catalog.substring(t.name, '^shardid_move_([0-9]+)_')::integer, t.node,
+           pg_catalog.format('%s %s on node "%s" belongs to no move in progress', t.what, t.name, t.node),
+           pg_catalog.format('-- on node "%s": %s', t.node,
+                             CASE t.what
+                                 WHEN 'publication' THEN pg_catalog.format('DROP PUBLICATION %I;', t.name)
+                                 WHEN 'subscription' THEN pg_catalog.format('ALTER SUBSCRIPTION %1$I DISABLE; ALTER SUBSCRIPTION %1$I SET (slot_name = NONE); DROP SUBSCRIPTION %1$I;', t.name)
+                                 WHEN 'replication slot' THEN pg_catalog.format('SELECT pg_catalog.pg_drop_replication_slot(%L);', t.name)
+                                 ELSE pg_catalog.format('DROP ROLE %I;', t.name) END)
+      FROM things AS t
+     WHERE NOT EXISTS (SELECT FROM moving AS m WHERE m.name = t.name)
+    UNION ALL
+    SELECT 'move_leftover', r.shard, f.key,
+           pg_catalog.format('schema %s on node "%s" has shardid''s freeze triggers and no move from there is in progress', x.schema_name, f.key),
+           pg_catalog.format('-- on node "%s": SELECT shardid.thaw_shard_tables(%L);', f.key, x.schema_name)
+      FROM jsonb_each(facts) AS f
+     CROSS JOIN jsonb_array_elements_text(f.value->'frozen') AS x(schema_name)
+      LEFT JOIN LATERAL (SELECT (s->>'shard')::integer AS shard FROM jsonb_array_elements(f.value->'shards') AS s
+                          WHERE s->>'schema' = x.schema_name) AS r ON true
+     WHERE NOT EXISTS (SELECT FROM moving AS m WHERE m.source = f.key AND m.schema_name = x.schema_name)
+     ORDER BY 3, 4;
+
+    -- The PL/Proxy cluster against the placement.
+    IF EXISTS (SELECT FROM pg_foreign_data_wrapper AS w WHERE w.fdwname = 'plproxy')
+       AND EXISTS (SELECT FROM shardid.shard_placement) THEN
+        RETURN QUERY
+        WITH cur AS (
+            SELECT o.option_name AS k, o.option_value AS v
+              FROM pg_foreign_server AS s, pg_options_to_table(s.srvoptions) AS o
+             WHERE s.srvname = 'shardid' AND o.option_name ~ '^p[0-9]+$'
+        ), diff AS (
+            SELECT c.shard FROM shardid.partition_connstrs() AS c
+              LEFT JOIN cur ON cur.k = 'p' || c.shard
+             WHERE cur.v IS DISTINCT FROM c.connstr
+        )
+        SELECT 'proxy_out_of_step', pg_catalog.min(d.shard), NULL::text,
+               pg_catalog.format('the PL/Proxy cluster ''shardid'' differs from the placement in %s partitions (the first: shard %s)',
+                                 pg_catalog.count(*), pg_catalog.min(d.shard)),
+               'SELECT shardid.refresh_cluster();'
+          FROM diff AS d
+        HAVING pg_catalog.count(*) > 0;
+    END IF;
+
+    -- Unfinished schema changes, on the router and on the nodes.
+    IF pg_catalog.to_regclass('shardid.ddl_changes') IS NOT NULL THEN
+        RETURN QUERY EXECUTE
+            'SELECT ''ddl_unfinished''::text, NULL::integer, NULL::text,
+                    pg_catalog.format(''apply_ddl() of %s on %s, started %s, is unfinished'', c.command, c.template, c.started_at),
+                    pg_catalog.format(''CALL shardid.apply_ddl(%L, %L);'', c.template, c.command)
+               FROM shardid.ddl_changes AS c WHERE c.finished_at IS NULL ORDER BY c.started_at';
+    END IF;
+    RETURN QUERY
+    SELECT 'ddl_unfinished', NULL::integer, f.key,
+           pg_catalog.format('apply_ddl() of %s on %s is unfinished on node "%s"', c->>'command', c->>'template', f.key),
+           pg_catalog.format('-- on node "%s": CALL shardid.apply_ddl(%L, %L);', f.key, c->>'template', c->>'command')
+      FROM jsonb_each(facts) AS f, jsonb_array_elements(f.value->'ddl_unfinished') AS c
+     ORDER BY f.key COLLATE "C";
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid.check_cluster() FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid.check_cluster() IS
+    'Router: one row per problem of the cluster (kind, shard, node, detail, fix: the command that fixes it), none when healthy: unreachable nodes, layouts, shards live twice or nowhere, placements, templates, leftovers of moves, the PL/Proxy cluster, unfinished apply_ddl().';

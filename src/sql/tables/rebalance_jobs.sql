@@ -1,0 +1,32 @@
+-- Router: the background rebalances (rebalance_start(), drain_node_start()),
+-- one row per job, kept after it ends so that its outcome survives the
+-- session that started it and a restart of the server. The worker writes
+-- its progress here after every move, in the same transaction as the move's
+-- last commit; rebalance_status() reads it. Readable by administrators
+-- only: it names the roles that started jobs.
+CREATE TABLE shardid.rebalance_jobs (
+    job_id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    kind           text NOT NULL CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['rebalance', 'drain'])),
+    drain_node     text,
+    options        jsonb NOT NULL,
+    state          text NOT NULL
+                   CHECK (state OPERATOR(pg_catalog.=) ANY (ARRAY['starting', 'running', 'stopping', 'finished', 'stopped', 'failed', 'interrupted'])),
+    moves_done     integer NOT NULL DEFAULT 0,
+    moves_planned  integer,
+    moved          integer[] NOT NULL DEFAULT '{}',
+    current_shard  integer,
+    current_source text,
+    current_target text,
+    last_error     text,
+    worker_pid     integer,
+    worker_start   timestamptz,
+    started_by     name NOT NULL DEFAULT CURRENT_USER,
+    started_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    updated_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    finished_at    timestamptz
+);
+
+REVOKE ALL ON shardid.rebalance_jobs FROM PUBLIC;
+
+COMMENT ON TABLE shardid.rebalance_jobs IS
+    'Router: background rebalances and drains (rebalance_start(), drain_node_start()), one row per job: options, state, moves done and planned, the current move, the last error, the worker, times. Read through rebalance_status(); administrators only.';

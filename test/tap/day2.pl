@@ -1,0 +1,226 @@
+# day2.pl — day-2 operations on a router without PL/Proxy and three nodes:
+# a background rebalance (rebalance_start(), rebalance_status(),
+# rebalance_wait(), rebalance_stop(), a restart of the router mid-job and
+# the resume), drain_node() and remove_node(), drop_retired_copies(),
+# check_cluster(), and no background worker slot free.
+#
+# Node a holds shards 0-5 (shard 1 and 2 with more rows), b shards 6-7, c
+# only the extension and the template. A writer inserts through the router
+# (routing by shardid.placement, retrying what a move refuses) while the
+# jobs move shards; every acknowledged row must be kept, once.
+use strict;
+use warnings;
+
+use File::Basename qw(dirname);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
+{
+	chomp(my $pgxs = `pg_config --pgxs`);
+	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
+}
+
+sub data_node
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(allows_streaming => 'logical');
+	$node->append_conf('postgresql.conf', qq{
+max_wal_senders = 20
+max_replication_slots = 20
+max_logical_replication_workers = 8
+wal_retrieve_retry_interval = 200ms
+wal_sender_timeout = 5s
+log_statement = none
+});
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE DATABASE app');
+	$node->safe_psql('app', q{
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE new_id bigint;
+BEGIN
+    EXECUTE format('INSERT INTO %I.posts (user_id, body) VALUES ($1, $2) RETURNING id', shardid.shard_schema(i_shard))
+       INTO new_id USING i_shard, i_body;
+    RETURN new_id;
+END $$;
+});
+	return $node;
+}
+
+my %node = map { $_ => data_node($_) } qw(a b c);
+$node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 5)");
+$node{b}->safe_psql('app', "SELECT shardid.create_shards(6, 7)");
+$node{$_}->safe_psql('app', "SELECT shardid.create_table('public.posts')") for qw(a b c);
+$node{a}->safe_psql('app', q{
+INSERT INTO shard_0001.posts (user_id, body) SELECT g, repeat('x', 100) FROM generate_series(1, 20000) AS g;
+INSERT INTO shard_0002.posts (user_id, body) SELECT g, repeat('x', 100) FROM generate_series(1, 10000) AS g;
+INSERT INTO shard_0003.posts (user_id, body) SELECT g, repeat('x', 100) FROM generate_series(1, 5000) AS g;
+});
+my $loaded = 35000;
+
+my $router = PostgreSQL::Test::Cluster->new('router');
+$router->init;
+$router->append_conf('postgresql.conf', "log_statement = none\n");
+$router->start;
+$router->safe_psql('postgres', 'CREATE DATABASE app');
+$router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
+for my $n (qw(a b c))
+{
+	my $connstr = $node{$n}->connstr('app');
+	$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$)");
+}
+$router->safe_psql('app', "SELECT shardid.place_shards('a', 0, 5), shardid.place_shards('b', 6, 7)");
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): a healthy cluster has no problem');
+
+# The writer: through the router, by the placement, retrying refusals.
+$router->safe_psql('app', q{
+CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE sql AS $$
+    SELECT t.id FROM public.dblink((SELECT n.connstr FROM shardid.placement AS p JOIN shardid.nodes AS n USING (node)
+                                     WHERE p.shard = i_shard),
+                                   format('SELECT public.insert_post(%s, %L)', i_shard, i_body)) AS t(id bigint)
+$$;
+CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE);
+CREATE TABLE public.stop_writer (stop boolean);
+CREATE PROCEDURE public.writer() LANGUAGE plpgsql AS $$
+DECLARE
+    s integer; new_id bigint; tries integer; i integer := 0;
+BEGIN
+    WHILE NOT EXISTS (SELECT FROM public.stop_writer) LOOP
+        i := i + 1;
+        s := i % 8;
+        tries := 0;
+        LOOP
+            BEGIN
+                new_id := public.insert_post(s, 'writer ' || i);
+                EXIT;
+            EXCEPTION WHEN read_only_sql_transaction OR undefined_object OR undefined_table THEN
+                tries := tries + 1;
+                IF tries > 5000 THEN RAISE; END IF;
+            END;
+            COMMIT;
+            PERFORM pg_sleep(0.005);
+        END LOOP;
+        INSERT INTO public.written (id) VALUES (new_id);
+        COMMIT;
+        PERFORM pg_sleep(0.005);
+    END LOOP;
+END $$;
+});
+my $writer = $router->background_psql('app', on_error_stop => 0);
+$writer->query_until(qr/writing/, "\\echo writing\nCALL public.writer();\n");
+$router->poll_query_until('app', 'SELECT count(*) >= 20 FROM public.written') or die 'the writer did not start';
+
+# --- a background rebalance ----------------------------------------------------
+my $t0 = time;
+my $job = $router->safe_psql('app', "SELECT shardid.rebalance_start('by_size')");
+my $took = time - $t0;
+ok($took < 3, sprintf('rebalance_start() returns at once (%.2f s), job %s', $took, $job));
+like($router->safe_psql('app', 'SELECT state FROM shardid.rebalance_status()'), qr/^(starting|running)$/, 'the job is running');
+$router->poll_query_until('app', 'SELECT current_shard IS NOT NULL AND moves_planned > 0 FROM shardid.rebalance_status()')
+  or die 'no progress reported';
+pass('rebalance_status() reports the current move and the moves planned');
+my ($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nCALL shardid.rebalance()");
+like($err, qr/55P03: another rebalance is running/, 'rebalance() is refused while the job runs (55P03)');
+($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nSELECT shardid.rebalance_start()");
+like($err, qr/55P03: background rebalance job $job is running/, 'a second rebalance_start() is refused (55P03)');
+my $done = $router->safe_psql('app', "SELECT state || ' ' || moves_done || ' ' || (moves_done = moves_planned) FROM shardid.rebalance_wait()");
+like($done, qr/^finished [1-9]\d* true$/, "rebalance_wait() returns when the job has finished: $done");
+is($router->safe_psql('app', "SELECT count(*) FROM shardid.rebalance_plan('by_size')"), '0', 'balanced: nothing left to plan');
+ok($router->safe_psql('app', "SELECT count(*) FROM shardid.placement WHERE node = 'c'") > 0, 'c received shards');
+
+# --- drain_node() and remove_node() ---------------------------------------------
+$router->safe_psql('app', "CALL shardid.drain_node('c')");
+is($router->safe_psql('app', "SELECT count(*) FROM shardid.placement WHERE node = 'c'"), '0', 'drain_node() leaves no shard on c');
+is($node{c}->safe_psql('app', 'SELECT count(*) FROM shardid.shard_registry'), '0', 'c registers no shard');
+$router->safe_psql('app', "SELECT shardid.remove_node('c')");
+is($router->safe_psql('app', "SELECT count(*) FROM shardid.nodes WHERE node = 'c'"), '0', 'remove_node() succeeds after the drain');
+my $c_connstr = $node{c}->connstr('app');
+$router->safe_psql('app', "SELECT shardid.add_node('c', \$\$$c_connstr\$\$)");
+
+# --- rebalance_stop(): the job ends after its current move ----------------------
+$job = $router->safe_psql('app', "SELECT shardid.rebalance_start('by_count')");
+$router->poll_query_until('app', 'SELECT current_shard IS NOT NULL FROM shardid.rebalance_status()') or die 'no move started';
+is($router->safe_psql('app', 'SELECT shardid.rebalance_stop()'), 't', 'rebalance_stop() asks the running job to stop');
+$done = $router->safe_psql('app', "SELECT state || ' ' || moves_done FROM shardid.rebalance_wait()");
+is($done, 'stopped 1', 'the job stopped after finishing its current move');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', 'no move is left in progress');
+
+# The writer must still be writing, then stops.
+my $before = $router->safe_psql('app', 'SELECT count(*) FROM public.written');
+$router->poll_query_until('app', "SELECT count(*) > $before + 20 FROM public.written") or die 'the writer stopped';
+$router->safe_psql('app', 'INSERT INTO public.stop_writer VALUES (true)');
+like($writer->query_safe("SELECT 'writer done'"), qr/writer done/, 'the writer ran across the jobs without an error (stopped before the restart, which would end its session)');
+$writer->quit;
+
+# --- a restart of the router mid-job, and the resume ---------------------------
+$job = $router->safe_psql('app', "SELECT shardid.rebalance_start('by_count')");
+$router->poll_query_until('app', "SELECT phase = 'copy' FROM shardid.shard_moves") or die 'no move reached copy';
+$router->restart;
+is($router->safe_psql('app', 'SELECT state FROM shardid.rebalance_status()'), 'interrupted',
+	'after a restart of the router, rebalance_status() reports the job interrupted');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '1', 'its move is left in progress');
+($ret, $out, $err) = $router->psql('app', "SELECT shardid.rebalance_start('by_count')");
+like($err, qr/job $job was interrupted .*this job resumes the work/, 'rebalance_start() resumes the interrupted job');
+$done = $router->safe_psql('app', "SELECT state FROM shardid.rebalance_wait()");
+is($done, 'finished', 'the resumed job finished');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.shard_moves')
+	  . ' ' . $router->safe_psql('app', "SELECT count(*) FROM shardid.rebalance_plan('by_count')"),
+	'0 0', 'the interrupted move was finished and the nodes are balanced');
+is($router->safe_psql('app', "SELECT string_agg(state, ' ' ORDER BY job_id) FROM shardid.rebalance_jobs"),
+	'finished stopped interrupted finished', 'every job keeps its outcome');
+
+# --- every row kept; every shard on exactly its node ---------------------------
+my @mismatch;
+for my $s (0 .. 7)
+{
+	my $placed = $router->safe_psql('app', "SELECT node FROM shardid.placement WHERE shard = $s");
+	for my $n (qw(a b c))
+	{
+		my $has = $node{$n}->safe_psql('app', "SELECT count(*) FROM shardid.shard_registry WHERE shard = $s");
+		push @mismatch, "shard $s on $n: $has" if $has ne ($n eq $placed ? '1' : '0');
+	}
+}
+is(join(', ', @mismatch), '', 'every shard is registered on exactly the node it is placed on');
+my $acked = $router->safe_psql('app', 'SELECT count(*) FROM public.written');
+my $ids = $router->safe_psql('app', "SELECT string_agg(id::text, ',') FROM public.written");
+my ($total, $found) = (0, 0);
+for my $n (qw(a b c))
+{
+	$total += $node{$n}->safe_psql('app', q{
+SELECT COALESCE(sum((xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %I.posts', s.schema), false, true, '')))[1]::text::int), 0)
+  FROM shardid.shards AS s});
+	$found += $node{$n}->safe_psql('app', qq{
+SELECT COALESCE(sum((xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %I.posts WHERE id = ANY (''{$ids}''::bigint[])', s.schema), false, true, '')))[1]::text::int), 0)
+  FROM shardid.shards AS s});
+}
+is($found, $acked, "every acknowledged row ($acked) is on its shard's node, once");
+is($total, $loaded + $acked, 'no row was lost or doubled');
+
+# --- retired copies ----------------------------------------------------------------
+ok($router->safe_psql('app', 'SELECT count(*) FROM shardid.retired_copies') > 0, 'the moves left retired copies');
+$router->safe_psql('app', 'CALL shardid.drop_retired_copies()');
+is(join(' ', map { $node{$_}->safe_psql('app', "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'shard\\_%\\_moved\\_%'") } qw(a b c)),
+	'0 0 0', 'drop_retired_copies() leaves no shard_%_moved_% schema');
+
+# --- check_cluster(): a shard made live on two nodes ---------------------------
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): healthy after the jobs');
+my $s0 = $router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 0');
+my $other = $s0 eq 'a' ? 'b' : 'a';
+$node{$other}->safe_psql('app', 'SELECT shardid.create_shard(0)');
+is($router->safe_psql('app', "SELECT kind || ' ' || shard || ' ' || node FROM shardid.check_cluster()"),
+	"shard_live_twice 0 $other", 'check_cluster() reports the shard made live on two nodes');
+$node{$other}->safe_psql('app', 'SELECT shardid.detach_shard(0); DROP SCHEMA shard_0000 CASCADE');
+
+# --- no background worker slot free ----------------------------------------------
+$router->append_conf('postgresql.conf', "max_worker_processes = 1\n");
+$router->restart;
+($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nSELECT shardid.rebalance_start()");
+like($err, qr/53400: no background worker slot is free.*\n.*max_worker_processes \(1\)/,
+	'no worker slot free: 53400 naming max_worker_processes');
+
+done_testing();
