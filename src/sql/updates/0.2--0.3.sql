@@ -9,3 +9,7 @@
 -- The install script's schema check, so a 0.2 installed into a schema that
 -- a non-superuser owns or may create in is not updated either.
 \ir ../checks/extension_schema.sql
+
+-- apply_ddl()'s ledger (part 38)
+\ir ../tables/ddl_changes.sql
+\ir ../tables/ddl_applied.sql
