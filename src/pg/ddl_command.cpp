@@ -49,13 +49,12 @@ static void
 require_table(const RangeVar *rv, const char *schema, const char *table, const char *kind)
 {
 	if (!names_table(rv, schema, table))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must change the table %%s stands for", kind),
-				 errdetail("The command names %s%s%s, not the sharded table.",
-						   rv != NULL && rv->schemaname != NULL ? rv->schemaname : "",
-						   rv != NULL && rv->schemaname != NULL ? "." : "",
-						   rv != NULL ? rv->relname : "no table")));
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("%s must change the table %%s stands for", kind),
+						errdetail("The command names %s%s%s, not the sharded table.",
+								  rv != NULL && rv->schemaname != NULL ? rv->schemaname : "",
+								  rv != NULL && rv->schemaname != NULL ? "." : "",
+								  rv != NULL ? rv->relname : "no table")));
 }
 
 /* The ALTER TABLE subcommands a change of every shard's copy may use. */
@@ -87,15 +86,19 @@ check_alter_table(const AlterTableStmt *stmt)
 			case AT_ReplicaIdentity:
 				break;
 			case AT_AddConstraint:
-				if (IsA(cmd->def, Constraint) && ((const Constraint *) cmd->def)->contype == CONSTR_FOREIGN)
-					refuse("ADD FOREIGN KEY", "Shard tables are made LIKE their templates, which copies no "
-											  "foreign key: new shards would lack it.");
+				if (IsA(cmd->def, Constraint) &&
+					((const Constraint *) cmd->def)->contype == CONSTR_FOREIGN)
+					refuse("ADD FOREIGN KEY",
+						   "Shard tables are made LIKE their templates, which copies no "
+						   "foreign key: new shards would lack it.");
 				break;
 			default:
-				refuse("this ALTER TABLE subcommand",
-					   "Only column, default, NOT NULL, constraint (not FOREIGN KEY), storage, statistics "
-					   "and replica identity changes are applied to every shard; owners, privileges, "
-					   "triggers, row security and partitioning are each shard's own.");
+				refuse(
+					"this ALTER TABLE subcommand",
+					"Only column, default, NOT NULL, constraint (not FOREIGN KEY), storage, "
+					"statistics "
+					"and replica identity changes are applied to every shard; owners, privileges, "
+					"triggers, row security and partitioning are each shard's own.");
 		}
 	}
 }
@@ -131,7 +134,8 @@ shardid_ddl_command(PG_FUNCTION_ARGS)
 			const AlterTableStmt *a = (const AlterTableStmt *) stmt;
 
 			if (a->objtype != OBJECT_TABLE)
-				refuse(GetCommandTagName(CreateCommandTag(stmt)), "Only the sharded table itself is changed.");
+				refuse(GetCommandTagName(CreateCommandTag(stmt)),
+					   "Only the sharded table itself is changed.");
 			require_table(a->relation, schema, table, "ALTER TABLE");
 			check_alter_table(a);
 			break;
@@ -150,15 +154,20 @@ shardid_ddl_command(PG_FUNCTION_ARGS)
 			ListCell *lc;
 
 			if (d->removeType != OBJECT_INDEX)
-				refuse(GetCommandTagName(CreateCommandTag(stmt)), "Only indexes are dropped from every shard.");
+				refuse(GetCommandTagName(CreateCommandTag(stmt)),
+					   "Only indexes are dropped from every shard.");
 			foreach (lc, d->objects)
 			{
 				List *qualified = (List *) lfirst(lc);
 
 				if (list_length(qualified) != 2 || strcmp(strVal(linitial(qualified)), schema) != 0)
-					ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-									errmsg("DROP INDEX must name indexes in the schema of the table %%s stands for"),
-									errhint("Write the index name after %%s, e.g. DROP INDEX %%s_user_id_idx.")));
+					ereport(
+						ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("DROP INDEX must name indexes in the schema of the table %%s "
+								"stands for"),
+						 errhint(
+							 "Write the index name after %%s, e.g. DROP INDEX %%s_user_id_idx.")));
 			}
 			concurrently = d->concurrent;
 			break;
@@ -176,20 +185,24 @@ shardid_ddl_command(PG_FUNCTION_ARGS)
 				case OBJECT_INDEX:
 					if (r->relation == NULL || r->relation->schemaname == NULL ||
 						strcmp(r->relation->schemaname, schema) != 0)
-						ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-										errmsg("ALTER INDEX must name an index in the schema of the table %%s "
-											   "stands for"),
-										errhint("Write the index name after %%s, e.g. ALTER INDEX "
-												"%%s_user_id_idx RENAME TO ...")));
+						ereport(
+							ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("ALTER INDEX must name an index in the schema of the table %%s "
+									"stands for"),
+							 errhint("Write the index name after %%s, e.g. ALTER INDEX "
+									 "%%s_user_id_idx RENAME TO ...")));
 					break;
 				default:
-					refuse("this RENAME", "A sharded table keeps its name (it is registered by name); its "
-										  "columns, constraints and indexes may be renamed.");
+					refuse("this RENAME",
+						   "A sharded table keeps its name (it is registered by name); its "
+						   "columns, constraints and indexes may be renamed.");
 			}
 			break;
 		}
 		default:
-			refuse(GetCommandTagName(CreateCommandTag(stmt)), "It is not a change of one sharded table.");
+			refuse(GetCommandTagName(CreateCommandTag(stmt)),
+				   "It is not a change of one sharded table.");
 	}
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)

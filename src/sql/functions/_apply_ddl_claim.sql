@@ -32,12 +32,7 @@ BEGIN
         target := x.target;
         retry := x.running;
         statement := (shardid._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement;
-        SELECT r.rolname INTO owner FROM pg_class AS k JOIN pg_roles AS r ON r.oid = k.relowner WHERE k.oid = rel;
-        IF NOT pg_has_role(owner, 'MEMBER') THEN
-            RAISE EXCEPTION 'permission denied to change table %', rel
-                USING ERRCODE = 'insufficient_privilege',
-                      DETAIL = format('apply_ddl() runs the command as the table''s owner %I, and role %I is not a member of it.', owner, current_user);
-        END IF;
+        owner := shardid._apply_ddl_owner(c.table_name);
         cleanup := ARRAY(SELECT format('DROP INDEX CONCURRENTLY %I.%I', x.schema_name, i.relname)
                            FROM pg_index AS ix JOIN pg_class AS i ON i.oid = ix.indexrelid
                           WHERE retry AND ix.indrelid = rel AND NOT ix.indisvalid

@@ -6,7 +6,10 @@ CREATE OR REPLACE FUNCTION shardid._apply_ddl_on_nodes() RETURNS boolean
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    RETURN has_table_privilege('shardid.nodes', 'SELECT') AND EXISTS (SELECT FROM shardid.nodes);
+    IF NOT has_table_privilege('shardid.nodes', 'SELECT') THEN
+        RETURN false;
+    END IF;
+    RETURN EXISTS (SELECT FROM shardid.nodes);
 END
 $$;
 

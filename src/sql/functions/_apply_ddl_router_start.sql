@@ -29,13 +29,14 @@ BEGIN
     END IF;
     canon := format('%I.%I', parts[1], parts[2]);
     chk := shardid._apply_ddl_check(command, parts[1], parts[2]);
+    PERFORM shardid._apply_ddl_check(command, 'shard_0000', parts[2]);
     LOCK TABLE shardid.ddl_changes IN SHARE ROW EXCLUSIVE MODE;
     SELECT c.* INTO change FROM shardid.ddl_changes AS c WHERE c.template = canon AND c.finished_at IS NULL;
     IF change.change_id IS NOT NULL AND (change.command <> command OR NOT change.on_nodes) THEN
         RAISE EXCEPTION 'sharded table % has an unfinished change: %', parts[2], change.command
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('Change %s was started by %I at %s; a different command waits until it is finished.',
-                                  change.change_id, change.requested_by, change.started_at),
+                  DETAIL = format('Change %s, started by %I (shardid.ddl_progress shows how far it got); a different command waits until it is finished.',
+                                  change.change_id, change.requested_by),
                   HINT = format('Finish it first: CALL shardid.apply_ddl(%L, %L);', canon, change.command);
     END IF;
     IF change.change_id IS NULL THEN

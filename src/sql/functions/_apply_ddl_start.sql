@@ -30,21 +30,25 @@ BEGIN
     END IF;
     PERFORM shardid._check_template(t);
     canon := format('%I.%I', t.template_schema, t.template_name);
-    SELECT r.rolname INTO owner FROM pg_class AS c JOIN pg_roles AS r ON r.oid = c.relowner WHERE c.oid = rel;
-    IF NOT pg_has_role(owner, 'MEMBER') THEN
-        RAISE EXCEPTION 'permission denied to change sharded table %', t.table_name
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = format('apply_ddl() runs the command as the template''s owner %I; role %I is not a member of it.', owner, current_user);
-    END IF;
+    owner := shardid._apply_ddl_owner(t.table_name);
     chk := shardid._apply_ddl_check(command, t.template_schema, t.template_name);
+    -- and for a shard's copy: a command that names the template itself
+    -- rather than %s is refused before anything changes
+    PERFORM shardid._apply_ddl_check(command, 'shard_0000', t.table_name);
+    IF chk.concurrent AND NOT EXISTS (SELECT FROM pg_extension AS e WHERE e.extname = 'dblink') THEN
+        RAISE EXCEPTION 'apply_ddl() of a statement that cannot run in a transaction block needs the dblink extension'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('%s runs one table at a time on a connection of its own, to this database itself.', chk.kind),
+                  HINT = 'CREATE EXTENSION dblink; in this database (contrib, shipped with PostgreSQL).';
+    END IF;
     -- one change per template at a time; waits for another apply_ddl() start
     LOCK TABLE shardid.ddl_changes IN SHARE ROW EXCLUSIVE MODE;
     SELECT c.* INTO change FROM shardid.ddl_changes AS c WHERE c.template = canon AND c.finished_at IS NULL;
     IF change.change_id IS NOT NULL AND (change.command <> command OR change.on_nodes) THEN
         RAISE EXCEPTION 'sharded table % has an unfinished change: %', t.table_name, change.command
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('Change %s was started by %I at %s; a different command waits until it is finished.',
-                                  change.change_id, change.requested_by, change.started_at),
+                  DETAIL = format('Change %s, started by %I (shardid.ddl_progress shows how far it got); a different command waits until it is finished.',
+                                  change.change_id, change.requested_by),
                   HINT = format('Finish it first: CALL shardid.apply_ddl(%L, %L);', canon, change.command);
     END IF;
     IF change.change_id IS NULL THEN

@@ -5,7 +5,7 @@
 -- run_command_on_shards convention), on a sharded table's template first
 -- (new shards are made from it) and then on its copy in every shard; on a
 -- router, on every node, one after another in name order. Each statement
--- runs as the table's owner (SET ROLE), never as the caller's superuser,
+-- runs as the template's owner (SET ROLE), never as the caller's superuser,
 -- and only a statement PostgreSQL's parser reads as one change of that one
 -- table (_ddl_command) is run, so the command cannot leave the owner's
 -- rights. The ledger (ddl_changes, ddl_applied) is written in the same
@@ -20,6 +20,7 @@
 \ir ../functions/_ddl_command.sql
 \ir ../functions/_apply_ddl_statement.sql
 \ir ../functions/_apply_ddl_check.sql
+\ir ../functions/_apply_ddl_owner.sql
 \ir ../functions/_apply_ddl_run.sql
 \ir ../functions/_apply_ddl_start.sql
 \ir ../functions/_apply_ddl_targets.sql

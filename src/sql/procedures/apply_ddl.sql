@@ -1,7 +1,7 @@
 -- apply_ddl(template, command): one DDL statement, %s standing for each
 -- table's schema-qualified name, run on a sharded table's template and on
 -- its copy in every shard (a node), or on every node in name order (the
--- router), as each table's owner. Batches that commit, and a ledger
+-- router), as the template's owner. Batches that commit, and a ledger
 -- (shardid.ddl_changes, ddl_applied), so a re-CALL of the same command
 -- after any interruption finishes only what is missing. Statements that
 -- cannot run in a transaction block (CONCURRENTLY) go one table at a time
@@ -117,4 +117,4 @@ END
 $$;
 
 COMMENT ON PROCEDURE shardid.apply_ddl(text, text, integer, text) IS
-    'Runs one DDL statement (%s = each table''s schema-qualified name) on a sharded table''s template and every shard''s copy (a node), or on every node in name order (a router), as each table''s owner; commits per batch, recorded in shardid.ddl_changes / ddl_applied, so a re-CALL of the same command finishes what is missing. CONCURRENTLY runs one table at a time over dblink (loopback: the node''s own connect string). Progress: NOTICEs, application_name. CALL it on its own.';
+    'Runs one DDL statement (%s = each table''s schema-qualified name) on a sharded table''s template and every shard''s copy (a node), or on every node in name order (a router), as the template''s owner; commits per batch, recorded in shardid.ddl_changes / ddl_applied, so a re-CALL of the same command finishes what is missing. CONCURRENTLY runs one table at a time over dblink (loopback: the node''s own connect string). Progress: NOTICEs, application_name. CALL it on its own.';
