@@ -46,7 +46,9 @@ CALL shardid.apply_ddl('public.photos', 'DROP TABLE %s');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s RENAME TO pictures');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s OWNER TO postgres');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD FOREIGN KEY (user_id) REFERENCES public.photos (id)');
-CALL shardid.apply_ddl('public.photos', 'CREATE INDEX ON public.photos (user_id) /* %s */');
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX photos_user_id_idx ON public.photos (user_id) /* %s */');
+-- an index without a name: names must be the same in every shard
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX ON %s (user_id)');
 CALL shardid.apply_ddl('public.photos', 'DROP INDEX public.photos_pkey, other.x /* %s */');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN');
 SELECT count(*) AS changes FROM shardid.ddl_changes;
@@ -93,11 +95,11 @@ SELECT * FROM pg_temp.has_column('labels');
 
 -- CONCURRENTLY, one table at a time over a loopback connection (dblink)
 \set VERBOSITY sqlstate
-CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY ON %s (user_id)');
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_user_id_idx ON %s (user_id)');
 \set VERBOSITY default
 SELECT count(*) AS changes FROM shardid.ddl_changes;
 CREATE EXTENSION dblink;
-CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY ON %s (user_id)');
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_user_id_idx ON %s (user_id)');
 SELECT n.nspname, i.relname, x.indisvalid
   FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid JOIN pg_class AS c ON c.oid = x.indrelid
   JOIN pg_namespace AS n ON n.oid = c.relnamespace
@@ -128,7 +130,7 @@ RESET ROLE;
 INSERT INTO shard_0003.notes (body) VALUES ('y');
 RESET ROLE;
 SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname = 'notes';
-CALL shardid.apply_ddl('tenant.notes', 'CREATE INDEX ON %s (tenant.spy(body))');
+CALL shardid.apply_ddl('tenant.notes', 'CREATE INDEX notes_spy_idx ON %s (tenant.spy(body))');
 SELECT DISTINCT pg_get_indexdef(indexrelid) LIKE '%tenant.spy(body)%' AS has_index,
        pg_get_userbyid(c.relowner) AS index_owner
   FROM pg_index JOIN pg_class AS c ON c.oid = indexrelid WHERE c.relname = 'notes_spy_idx';

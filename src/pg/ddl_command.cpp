@@ -145,6 +145,18 @@ shardid_ddl_command(PG_FUNCTION_ARGS)
 			const IndexStmt *i = (const IndexStmt *) stmt;
 
 			require_table(i->relation, schema, table, "CREATE INDEX");
+			/*
+			 * A name of PostgreSQL's choosing may differ from shard to shard,
+			 * and a retried build would make a second index.
+			 */
+			if (i->idxname == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("apply_ddl() needs CREATE INDEX to name the index"),
+						 errdetail(
+							 "Every copy gets the same name in its own schema; a re-CALL after an "
+							 "interruption finds it there rather than building a second one."),
+						 errhint("For example: CREATE INDEX photos_user_id_idx ON %%s (user_id)")));
 			concurrently = i->concurrent;
 			break;
 		}
