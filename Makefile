@@ -23,15 +23,19 @@ SQL_OBJECTS = $(wildcard src/sql/*/*.sql)
 UPDATES_BUILT = $(patsubst src/sql/updates/%.sql,build/$(EXTENSION)--%.sql,$(wildcard src/sql/updates/*--$(EXTVERSION).sql))
 DATA_built = build/$(EXTENSION)--$(EXTVERSION).sql $(UPDATES_BUILT)
 DATA = $(wildcard src/sql/released/$(EXTENSION)--*.sql)
+# The command-line tools, installed beside PostgreSQL's (pg_config --bindir).
+SCRIPTS = bin/shardid-move-shard bin/shardid-rebalance
 
 ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
-# The PL/Proxy cluster's test (sql/nodes.sql) needs PL/Proxy, which a data
-# node, a router that lets applications route, or a packager's build server
-# need not have: `make installcheck` runs the rest (the router tests of
-# moves and rebalancing among them: a router needs only dblink),
-# `make installcheck-router` runs it.
-ROUTER_REGRESS = nodes
-REGRESS = $(filter-out $(ROUTER_REGRESS),$(ALL_REGRESS))
+# Router tests connect back to this server over dblink (databases of it
+# stand for the nodes), which a packager's build server or pg_virtualenv
+# need not allow: `make installcheck-router` runs them. The PL/Proxy
+# cluster's own test also needs PL/Proxy, which a router that lets
+# applications route need not have: `make installcheck-plproxy`.
+# `make installcheck` runs the rest.
+ROUTER_REGRESS = nodes_moves nodes_rebalance
+PLPROXY_REGRESS = nodes
+REGRESS = $(filter-out $(ROUTER_REGRESS) $(PLPROXY_REGRESS),$(ALL_REGRESS))
 REGRESS_OPTS = --inputdir=. --outputdir=results --load-extension=$(EXTENSION)
 
 ISOLATION = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test/isolation/specs/*.spec)))
@@ -74,15 +78,17 @@ unitcheck: test/unit/unit_tests
 	test/unit/unit_tests
 
 # installcheck split by kind, so test/run-all can report each suite.
-.PHONY: installcheck-regress installcheck-router installcheck-isolation
+.PHONY: installcheck-regress installcheck-router installcheck-plproxy installcheck-isolation
 installcheck-regress:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
 installcheck-router:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(ROUTER_REGRESS)
+installcheck-plproxy:
+	$(pg_regress_installcheck) $(REGRESS_OPTS) $(PLPROXY_REGRESS)
 installcheck: router-tests-note
 .PHONY: router-tests-note
 router-tests-note:
-	@echo "shardid: the PL/Proxy cluster test ($(ROUTER_REGRESS)) needs PL/Proxy; run it with make installcheck-router"
+	@echo "shardid: the router tests ($(ROUTER_REGRESS): dblink to this server) run with make installcheck-router, the PL/Proxy cluster's ($(PLPROXY_REGRESS)) with make installcheck-plproxy"
 # TAP suites (test/tap/*.pl, PostgreSQL::Test::Cluster) through PGXS's own
 # prove_installcheck. They start their own servers, so they run as an
 # ordinary user (test/run-all runs them as postgres); `make installcheck`,

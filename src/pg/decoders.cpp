@@ -5,6 +5,8 @@
  * (cached, see layout_cache.cpp). Each is STRICT in SQL: NULL in, NULL out.
  */
 #include "shardid_pg.h"
+#include "errors.h"
+#include "layout_cache.h"
 
 extern "C" {
 #include "access/htup_details.h"

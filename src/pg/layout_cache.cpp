@@ -6,28 +6,8 @@
  * Decoders must not read a table per call, so the row is read once into a
  * static and forgotten on a relcache invalidation of that table; a trigger
  * on the table sends that invalidation whenever a statement changes it,
- * configure() and a restore's COPY alike.
- *
- * The layout may not change once a generator has issued an ID. The marker
- * is the sequence shardid.ids_issued: when the first next_id() of a backend
- * has passed every check and is about to issue, it advances the marker
- * (non-transactional and WAL-logged, so an aborted transaction still
- * counts; from C, so ordinary roles need no privilege on the marker and
- * cannot advance it themselves), rereads the layout and starts over with
- * it. configure() locks layout_config and refuses once IDs have been
- * issued (_refuse_issued_layout(): ids_issued is_called, a generator holds
- * a state, or a freeze record exists); a backend marking the sequence while
- * configure() runs reads the layout after configure() commits, because it
- * reads with a fresh snapshot and its AccessShareLock waits for
- * configure()'s lock.
- *
- * setval() and PostgreSQL 19's sequence replication can reset the marker
- * and the generators, so marking also writes the freeze record: a row of
- * shardid.layout_freeze, which no sequence operation reaches and whose
- * trigger refuses every UPDATE, DELETE and TRUNCATE. The insert is
- * transactional: until this backend has seen a committed row, each new
- * transaction that issues marks again (freeze_pending_lxid), so a rolled
- * back record is written again.
+ * configure() and a restore's COPY alike. When the layout may change, and
+ * what next_id() generates with, is layout_freeze.cpp's.
  *
  * A transaction that decodes keeps AccessShareLock on layout_config until
  * it ends, as any reader of a table does, so configure() (which takes
@@ -43,29 +23,20 @@
  * leader's cache holds too; different, a configure() committed after the
  * query began, and the query fails with a serialization failure rather
  * than decode with two layouts.
- *
- * next_id() refuses to run in a transaction that changed the layout (the
- * trigger remembers the transaction; a row written by it is noticed too):
- * if that transaction rolled back, the generator state would be left in
- * the units of a layout that never existed.
  */
-#include "shardid_pg.h"
+#include "layout_cache.h"
 #include "compat.h"
 
 extern "C" {
 #include "access/htup_details.h"
 #include "access/transam.h"
-#include "access/xact.h"
 #include "access/heapam.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
-#include "commands/sequence.h"
 #include "commands/trigger.h"
-#include "funcapi.h"
 #include "storage/lmgr.h"
-#include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -73,14 +44,12 @@ extern "C" {
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 
-PG_FUNCTION_INFO_V1(shardid_layout);
-PG_FUNCTION_INFO_V1(shardid_check_layout);
 PG_FUNCTION_INFO_V1(shardid_layout_changed);
 }
 
 static shardid::Layout cached_layout = shardid::kDefaultLayout;
 static bool layout_valid = false;
-static bool layout_marked = false;
+static uint64 generation = 1;
 static Oid layout_table_oid = InvalidOid;
 static bool callback_registered = false;
 
@@ -94,17 +63,14 @@ static LocalTransactionId layout_changed_lxid = InvalidLocalTransactionId;
 static LocalTransactionId layout_locked_lxid = InvalidLocalTransactionId;
 
 /*
- * The transaction (local id) that wrote or saw an uncommitted freeze record
- * here; invalid once a committed one was seen (or there is no table).
+ * Forgets the cached layout, and with it the marking made for it (a new
+ * generation); the next current_layout() reads it again.
  */
-static LocalTransactionId freeze_pending_lxid = InvalidLocalTransactionId;
-
-/* Forgets the cached layout; the next current_layout() reads it again. */
 static void
 forget_layout(void)
 {
 	layout_valid = false;
-	layout_marked = false;
+	generation++;
 }
 
 /* Relcache callback: drop the cache when layout_config (or everything) changes. */
@@ -116,7 +82,7 @@ layout_relcache_callback(Datum, Oid relid)
 }
 
 /* OID of an object of the extension's schema, or InvalidOid. */
-static Oid
+Oid
 shardid_relation_oid_if_exists(const char *relname)
 {
 	Oid nsp = get_namespace_oid("shardid", true);
@@ -125,7 +91,7 @@ shardid_relation_oid_if_exists(const char *relname)
 }
 
 /* OID of an object of the extension's schema, erroring if it is missing. */
-static Oid
+Oid
 shardid_relation_oid(const char *relname)
 {
 	Oid relid = shardid_relation_oid_if_exists(relname);
@@ -249,20 +215,6 @@ lock_layout_for_transaction(void)
 	layout_locked_lxid = SHARDID_MY_LXID();
 }
 
-/* Refuses to generate with a layout this transaction changed. */
-static void
-refuse_uncommitted_layout(void)
-{
-	if (layout_changed_lxid == SHARDID_MY_LXID() || (layout_valid && layout_uncommitted))
-		ereport(
-			ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("next_id() cannot run in the transaction that changed the layout"),
-			 errdetail("Were the transaction rolled back, generators would keep states in the "
-					   "units of a layout that never took effect."),
-			 errhint("Commit the configure() first, then call next_id() in a new transaction.")));
-}
-
 const shardid::Layout &
 current_layout(void)
 {
@@ -273,260 +225,29 @@ current_layout(void)
 	return cached_layout;
 }
 
-bool
-generator_layout(shardid::Layout *layout)
+const shardid::Layout &
+reload_layout(void)
 {
-	/* the freeze record of an earlier transaction may have rolled back */
-	if (unlikely(freeze_pending_lxid != InvalidLocalTransactionId) &&
-		freeze_pending_lxid != SHARDID_MY_LXID())
-		layout_marked = false;
-	if (unlikely(!layout_marked))
-	{
-		refuse_uncommitted_layout();
-		load_layout();
-		refuse_uncommitted_layout();
-	}
-	*layout = cached_layout;
-	return layout_marked;
-}
-
-/*
- * Writes the freeze record (layout_freeze) with this layout, unless a row
- * is there. A database still on 0.1 has no such table: nothing to write.
- */
-static void
-record_freeze(const shardid::Layout &layout)
-{
-	Oid relid = shardid_relation_oid_if_exists("layout_freeze");
-
-	freeze_pending_lxid = InvalidLocalTransactionId;
-	if (!OidIsValid(relid))
-		return;
-
-	Relation rel = table_open(relid, RowExclusiveLock);
-	Snapshot snap = RegisterSnapshot(GetLatestSnapshot());
-	TableScanDesc scan = SHARDID_TABLE_BEGINSCAN(rel, snap, 0, NULL);
-	HeapTuple tup;
-	bool committed = false;
-	bool mine = false;
-
-	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
-	{
-		if (!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
-		{
-			committed = true;
-			break;
-		}
-		mine = true;
-	}
-	table_endscan(scan);
-	UnregisterSnapshot(snap);
-
-	if (!committed && !mine)
-	{
-		Datum values[4] = {TimestampTzGetDatum(GetCurrentTimestamp()),
-						   Int64GetDatum(layout.epoch_ms), Int32GetDatum(layout.shard_bits),
-						   Int32GetDatum(layout.seq_bits)};
-		bool nulls[4] = {false, false, false, false};
-		HeapTuple row = heap_form_tuple(RelationGetDescr(rel), values, nulls);
-
-		simple_heap_insert(rel, row);
-		heap_freetuple(row);
-	}
-	table_close(rel, NoLock);
-	if (!committed)
-		freeze_pending_lxid = SHARDID_MY_LXID();
-}
-
-void
-mark_layout_in_use(void)
-{
-	(void) nextval_internal(shardid_relation_oid("ids_issued"), false);
 	load_layout();
-	refuse_uncommitted_layout();
-	record_freeze(cached_layout);
-	layout_marked = true;
+	return cached_layout;
 }
 
-/* Whether layout_freeze holds a row visible to the active snapshot. */
-static bool
-freeze_recorded(void)
+const shardid::Layout &
+last_read_layout(void)
 {
-	Oid relid = shardid_relation_oid_if_exists("layout_freeze");
-
-	if (!OidIsValid(relid))
-		return false;
-	Relation rel = table_open(relid, AccessShareLock);
-	TableScanDesc scan = SHARDID_TABLE_BEGINSCAN(rel, GetActiveSnapshot(), 0, NULL);
-	bool found = heap_getnext(scan, ForwardScanDirection) != NULL;
-
-	table_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return found;
+	return cached_layout;
 }
 
-int64
-timestamptz_to_unix_ms(TimestampTz ts)
+uint64
+layout_generation(void)
 {
-	if (TIMESTAMP_NOT_FINITE(ts))
-		ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-						errmsg("an infinite timestamp has no ID")));
-	/* floor division: times before 2000 are negative */
-	int64 ms = ts / 1000;
-
-	if (ts % 1000 < 0)
-		ms -= 1;
-	return ms + kPgEpochUnixMs;
+	return generation;
 }
 
-TimestampTz
-unix_ms_to_timestamptz(int64 unix_ms)
+bool
+layout_changed_in_this_transaction(void)
 {
-	return (unix_ms - kPgEpochUnixMs) * 1000;
-}
-
-/* A timestamptz text for messages. */
-static const char *
-unix_ms_text(int64 unix_ms)
-{
-	return timestamptz_to_str(unix_ms_to_timestamptz(unix_ms));
-}
-
-void
-report_layout_status(shardid::Status st, const shardid::Layout &layout, int64 value)
-{
-	using shardid::Status;
-
-	switch (st)
-	{
-		case Status::bad_shard_bits:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("shard_bits %lld is out of range", (long long) value),
-					 errdetail("shard_bits must be between 0 and %d.", shardid::kMaxFieldBits)));
-			break;
-		case Status::bad_seq_bits:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("seq_bits %lld is out of range", (long long) value),
-					 errdetail("seq_bits must be between 0 and %d.", shardid::kMaxFieldBits)));
-			break;
-		case Status::bad_time_bits:
-			ereport(
-				ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("shard_bits + seq_bits = %d leaves %d bits for time",
-						layout.shard_bits + layout.seq_bits, layout.time_bits()),
-				 errdetail("Time needs at least %d bits: shard_bits + seq_bits must be at most %d.",
-						   shardid::kMinTimeBits, 63 - shardid::kMinTimeBits)));
-			break;
-		case Status::time_too_wide:
-			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("shard_bits + seq_bits = %d leaves %d bits for time, more than "
-								   "timestamptz can hold",
-								   layout.shard_bits + layout.seq_bits, layout.time_bits()),
-							errdetail("The last ID time must be before 294277-01-01; give more "
-									  "bits to shard or seq.")));
-			break;
-		case Status::bad_epoch:
-			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("epoch %s is out of range", unix_ms_text(value)),
-							errdetail("The epoch must be between 1970-01-01 and 9999-12-31 UTC.")));
-			break;
-		case Status::shard_out_of_range:
-			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("shard %lld is out of range", (long long) value),
-							errdetail("This layout has %d shard bits (0..%lld).", layout.shard_bits,
-									  (long long) layout.max_shard())));
-			break;
-		case Status::seq_out_of_range:
-			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("seq %lld is out of range", (long long) value),
-							errdetail("This layout has %d seq bits (0..%lld).", layout.seq_bits,
-									  (long long) layout.max_seq())));
-			break;
-		case Status::time_before_epoch:
-			ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-							errmsg("time %s is before the layout's epoch", unix_ms_text(value)),
-							errdetail("IDs start at %s.", unix_ms_text(layout.epoch_ms))));
-			break;
-		case Status::time_past_end:
-			ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-							errmsg("time %s is past the last time the layout can represent",
-								   unix_ms_text(value)),
-							errdetail("With %d time bits, IDs end at %s.", layout.time_bits(),
-									  unix_ms_text(layout.last_ms()))));
-			break;
-		case Status::negative_id:
-			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							errmsg("ID %lld is negative", (long long) value),
-							errdetail("shardid IDs are positive: the sign bit is always 0.")));
-			break;
-		case Status::ok:
-			break;
-	}
-	elog(ERROR, "unexpected shardid status %d", static_cast<int>(st));
-}
-
-/* layout() — the database's layout and what it allows. */
-extern "C" Datum
-shardid_layout(PG_FUNCTION_ARGS)
-{
-	TupleDesc tupdesc;
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-	tupdesc = BlessTupleDesc(tupdesc);
-
-	const shardid::Layout &layout = current_layout();
-	Datum values[9];
-	bool nulls[9] = {false};
-	bool issued;
-
-	/* pg_sequence_last_value() is NULL until the first nextval() */
-	{
-		LOCAL_FCINFO(lfcinfo, 1);
-
-		InitFunctionCallInfoData(*lfcinfo, NULL, 1, InvalidOid, NULL, NULL);
-		lfcinfo->args[0].value = ObjectIdGetDatum(shardid_relation_oid("ids_issued"));
-		lfcinfo->args[0].isnull = false;
-		(void) pg_sequence_last_value(lfcinfo);
-		issued = !lfcinfo->isnull || freeze_recorded();
-	}
-
-	values[0] = TimestampTzGetDatum(unix_ms_to_timestamptz(layout.epoch_ms));
-	values[1] = Int32GetDatum(layout.time_bits());
-	values[2] = Int32GetDatum(layout.shard_bits);
-	values[3] = Int32GetDatum(layout.seq_bits);
-	values[4] = Int32GetDatum((int32) layout.max_shard());
-	values[5] = Int64GetDatum(layout.max_seq() + 1);
-	values[6] = Int64GetDatum((layout.max_seq() + 1) * 1000);
-	values[7] = TimestampTzGetDatum(unix_ms_to_timestamptz(layout.last_ms()));
-	values[8] = BoolGetDatum(issued);
-
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
-}
-
-/* check_layout() — validates a candidate layout with the core's rules. */
-extern "C" Datum
-shardid_check_layout(PG_FUNCTION_ARGS)
-{
-	int64 epoch_ms = timestamptz_to_unix_ms(PG_GETARG_TIMESTAMPTZ(0));
-	int32 shard_bits = PG_GETARG_INT32(1);
-	int32 seq_bits = PG_GETARG_INT32(2);
-	shardid::Layout layout;
-	shardid::Status st = shardid::make_layout(epoch_ms, shard_bits, seq_bits, &layout);
-
-	if (st != shardid::Status::ok)
-	{
-		shardid::Layout shown{epoch_ms, shard_bits, seq_bits};
-		int64 value = st == shardid::Status::bad_shard_bits ? shard_bits
-					  : st == shardid::Status::bad_seq_bits ? seq_bits
-															: epoch_ms;
-
-		report_layout_status(st, shown, value);
-	}
-	PG_RETURN_INT64(epoch_ms);
+	return layout_changed_lxid == SHARDID_MY_LXID() || (layout_valid && layout_uncommitted);
 }
 
 /*

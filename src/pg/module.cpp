@@ -1,20 +1,31 @@
 /*
- * module.cpp — module magic, GUCs and cache callbacks.
+ * module.cpp — the module: its magic block, its GUCs, and what shardid's
+ * batch procedures ask of the session (_commit_allowed()).
  *
  * shardid needs no shared_preload_libraries entry: nothing lives in shared
- * memory. The generator's state is the sequence tuple (see next_id.cpp) and
- * the layout is a table read into backend-local memory (layout_cache.cpp).
+ * memory. The generator's state is the sequence tuple (see
+ * sequence_state.cpp) and the layout is a table read into backend-local
+ * memory (layout_cache.cpp).
+ *
+ * A procedure that COMMITs (create_shards_proc, create_table_proc) works
+ * only when CALLed on its own: not inside BEGIN ... COMMIT, a function, a
+ * multi-statement query string or a block with an EXCEPTION clause.
+ * Otherwise its first COMMIT fails with PostgreSQL's bare "invalid
+ * transaction termination", after work that is then rolled back. The
+ * procedures ask first and refuse with their own message.
  */
 #include "shardid_pg.h"
 #include "compat.h"
 
 extern "C" {
+#include "executor/spi.h"
 #include "utils/guc.h"
-#include "utils/inval.h"
 
 SHARDID_MODULE_MAGIC;
 
 void _PG_init(void);
+
+PG_FUNCTION_INFO_V1(shardid_commit_allowed);
 }
 
 int shardid_max_drift_ms = 2000;
@@ -28,4 +39,16 @@ _PG_init(void)
 		"Past it, next_id() waits, holding no lock, until the clock catches up.",
 		&shardid_max_drift_ms, 2000, 0, 3600 * 1000, PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("shardid");
+}
+
+/*
+ * _commit_allowed() — whether the PL/pgSQL procedure whose statement calls
+ * this may COMMIT. The caller's SPI connection is the procedure's: this
+ * function opens none, so SPI answers exactly what SPI_commit() would check.
+ */
+extern "C" Datum
+shardid_commit_allowed(PG_FUNCTION_ARGS)
+{
+	(void) fcinfo;
+	PG_RETURN_BOOL(SPI_inside_nonatomic_context());
 }

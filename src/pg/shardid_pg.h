@@ -24,24 +24,24 @@ constexpr int64 kPgEpochUnixMs = INT64CONST(946684800000);
 /* shardid.max_drift, in milliseconds. */
 extern int shardid_max_drift_ms;
 
-/* The layout of this database, read once per backend and on change. */
-const shardid::Layout &current_layout(void);
+/* timestamptz -> Unix milliseconds (floor), erroring on infinities. */
+static inline int64
+timestamptz_to_unix_ms(TimestampTz ts)
+{
+	if (TIMESTAMP_NOT_FINITE(ts))
+		ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+						errmsg("an infinite timestamp has no ID")));
+	/* floor division: times before 2000 are negative */
+	int64 ms = ts / 1000;
 
-/*
- * The layout next_id() generates with, copied to *layout; refuses a layout
- * this transaction changed. Returns whether this backend has marked the
- * layout in use; until it has, next_id() must call mark_layout_in_use()
- * before issuing and start over.
- */
-bool generator_layout(shardid::Layout *layout);
+	if (ts % 1000 < 0)
+		ms -= 1;
+	return ms + kPgEpochUnixMs;
+}
 
-/* Marks the layout in use (no more configure()) and rereads it. */
-void mark_layout_in_use(void);
-
-/* timestamptz <-> Unix milliseconds (floor), erroring on infinities. */
-int64 timestamptz_to_unix_ms(TimestampTz ts);
-TimestampTz unix_ms_to_timestamptz(int64 unix_ms);
-
-/* Raise the SQL error that matches a core status; never returns. */
-[[noreturn]] void report_layout_status(shardid::Status st, const shardid::Layout &layout,
-									   int64 value);
+/* Unix milliseconds -> timestamptz. */
+static inline TimestampTz
+unix_ms_to_timestamptz(int64 unix_ms)
+{
+	return (unix_ms - kPgEpochUnixMs) * 1000;
+}

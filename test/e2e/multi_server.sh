@@ -102,13 +102,13 @@ else
 	$$;
 	CREATE FUNCTION public.newest_posts(i_shards integer[], i_limit integer, OUT id bigint, OUT user_id bigint, OUT body text)
 	    RETURNS SETOF record LANGUAGE sql AS $$
-	    SELECT t.* FROM unnest(i_shards) AS s,
-	           LATERAL public.dblink(public.shard_connstr(s), format('SELECT * FROM public.newest_posts(ARRAY[%s], %s)', s, i_limit))
+	    SELECT t.* FROM (SELECT public.shard_connstr(s) AS c, array_agg(s) AS ss FROM unnest(i_shards) AS s GROUP BY 1) AS g,
+	           LATERAL public.dblink(g.c, format('SELECT * FROM public.newest_posts(%L, %s)', g.ss, i_limit))
 	                AS t(id bigint, user_id bigint, body text)
 	$$;
 	CREATE FUNCTION public.all_post_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE sql AS $$
-	    SELECT t.id FROM unnest(i_shards) AS s,
-	           LATERAL public.dblink(public.shard_connstr(s), format('SELECT public.all_post_ids(ARRAY[%s])', s)) AS t(id bigint)
+	    SELECT t.id FROM (SELECT public.shard_connstr(s) AS c, array_agg(s) AS ss FROM unnest(i_shards) AS s GROUP BY 1) AS g,
+	           LATERAL public.dblink(g.c, format('SELECT public.all_post_ids(%L)', g.ss)) AS t(id bigint)
 	$$;
 	SQL
 	)"

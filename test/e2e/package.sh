@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # test/e2e/package.sh — the Debian package, for the PostgreSQL major under
-# test (the pg_config on PATH): in a temporary copy of the tree, apt-get
-# build-dep installs what debian/control names, `pg_buildext updatecontrol`
-# (with PG_SUPPORTED_VERSIONS set to this major) makes debian/control build
-# postgresql-NN-shardid for it, dpkg-buildpackage builds it (its own build
-# runs the regression suites against the built files), dpkg -i installs it,
-# and against the installed package: CREATE EXTENSION, the autopkgtest
-# (debian/tests/installcheck: pg_buildext installcheck, the pg_regress and
-# isolation suites) and the update test (test/e2e/update.sh: every released
-# version updated in use equals a fresh install). dpkg -r removes it
-# afterwards and the checkout's build is installed again, so the root stays
-# as the other suites expect it.
+# test (the pg_config on PATH): in a temporary copy of the tree, the
+# README's "From a package" commands, run as written (apt-get build-dep,
+# `pg_buildext updatecontrol` for this major, dpkg-buildpackage, whose build
+# runs the regression suites against the built files, and apt-get install
+# of the package); the package holds the module, every script, the tools
+# and the docs; then against the installed package: CREATE EXTENSION, the
+# autopkgtest (debian/tests/installcheck: pg_buildext installcheck, the
+# pg_regress and isolation suites) and the update test (test/e2e/update.sh:
+# every released version updated in use equals a fresh install). dpkg -r
+# removes it afterwards and the checkout's build is installed again, so the
+# root stays as the other suites expect it.
 #
 # It runs on every major whose build dependencies the archive has: 15
 # (Debian 12), 17 (trixie), 18 (forky), 19 (forky + experimental); where apt
@@ -64,46 +64,49 @@ if ! (cd "$src" && apt-get build-dep -s -q ./) >"$work/build-dep.log" 2>&1; then
 		grep -m 1 -E 'Depends:|^E:' "$work/build-dep.log" | sed 's/^ *//')"
 	exit 77
 fi
-(cd "$src" && apt-get build-dep -y -q ./ >"$work/build-dep.log" 2>&1) ||
-	{ tail -30 "$work/build-dep.log"; fail "apt-get build-dep ./ failed"; }
-echo "ok - apt-get build-dep ./ installed the build dependencies"
 
-# debian/control names the packages of the archive's default majors; for
-# the major under test it is made again from debian/control.in.
-export PG_SUPPORTED_VERSIONS=$major
-(cd "$src" && pg_buildext updatecontrol >"$work/updatecontrol.log" 2>&1) ||
-	{ cat "$work/updatecontrol.log"; fail "pg_buildext updatecontrol failed"; }
+# The README's "From a package" commands, run as written, in the copy (for
+# the major whose pg_config is first on PATH: this one). They make
+# debian/control for the major, install the build dependencies, build the
+# package (running installcheck) and install it.
+cmds=$(awk '/^From a package/ { f = 1 } f && /^```sh$/ { c = 1; next } c && /^```$/ { exit } c' README.md)
+[ -n "$cmds" ] || fail "no \`\`\`sh block after 'From a package' in README.md"
+printf '%s\n' "$cmds" >"$work/readme-package.sh"
+echo "# README.md's package commands:"; sed 's/^/#   /' "$work/readme-package.sh"
+installed=1
+(cd "$src" && env -u DEB_BUILD_OPTIONS -u DEB_BUILD_PROFILES -u PG_SUPPORTED_VERSIONS bash -e "$work/readme-package.sh") >"$work/build.log" 2>&1 ||
+	{ tail -60 "$work/build.log"; fail "README.md's package commands failed (log: $work/build.log)"; }
 targets=$(sed -n 's/^Package: postgresql-\([0-9][0-9]*\)-shardid$/\1/p' "$src/debian/control" | xargs)
-[ "$targets" = "$major" ] || fail "pg_buildext updatecontrol made debian/control for '$targets', not $major"
-echo "ok - pg_buildext updatecontrol: debian/control builds $pkg"
-
-(cd "$src" && env -u DEB_BUILD_OPTIONS -u DEB_BUILD_PROFILES dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1) ||
-	{ tail -60 "$work/build.log"; fail "dpkg-buildpackage -us -uc -b failed (log: $work/build.log)"; }
+[ "$targets" = "$major" ] || fail "the README's commands made debian/control for '$targets', not $major"
 deb=$(ls "$work/${pkg}_${version}_"*.deb 2>/dev/null | head -1)
-[ -n "$deb" ] || fail "dpkg-buildpackage made no ${pkg}_${version}_*.deb: $(ls "$work")"
+[ -n "$deb" ] || fail "the README's commands made no ${pkg}_${version}_*.deb: $(ls "$work")"
 grep -q "### End $major installcheck ###" "$work/build.log" ||
 	fail "the package build did not run and pass installcheck on $major"
-echo "ok - dpkg-buildpackage built $(basename "$deb"), installcheck passed during the build"
+echo "ok - README.md's package commands built and installed $(basename "$deb"), installcheck passed during the build"
 
 # The package holds the module, the control file and every script.
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
 libdir=$("$pg_config" --pkglibdir)
 sharedir=$("$pg_config" --sharedir)
 for f in "$libdir/shardid.so" "$sharedir/extension/shardid.control" \
-	$(cd sql && ls shardid--*.sql | sed "s|^|$sharedir/extension/|") "$sharedir/extension/shardid--$(
+	$(cd src/sql/released && ls shardid--*.sql | sed "s|^|$sharedir/extension/|") "$sharedir/extension/shardid--$(
 		sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control).sql"; do
 	grep -qx ".$f" <<<"$contents" || fail "$(basename "$deb") lacks $f"
 done
+bindir=$("$pg_config" --bindir)
+for f in "$bindir/shardid-move-shard" "$bindir/shardid-rebalance" "/usr/share/doc/$pkg/README.md" \
+	$(cd docs && ls ./*.md | sed "s|^\./|/usr/share/doc/$pkg/|"); do
+	grep -qx ".$f" <<<"$contents" || grep -qx ".$f.gz" <<<"$contents" || fail "$(basename "$deb") lacks $f"
+done
+echo "ok - the package holds the tools (shardid-move-shard, shardid-rebalance in $bindir) and the docs (README.md, $(ls docs/*.md | wc -l) pages of docs/)"
 depends=$(dpkg-deb -f "$deb" Depends)
 grep -q "postgresql-$major" <<<"$depends" || fail "$pkg does not depend on postgresql-$major: $depends"
 echo "ok - the package holds shardid.so, shardid.control and $(grep -c 'extension/shardid--.*\.sql$' <<<"$contents") scripts; Depends: $depends"
 
-installed=1
-dpkg -i "$deb" >"$work/dpkg-i.log" 2>&1 || { cat "$work/dpkg-i.log"; fail "dpkg -i $(basename "$deb") failed"; }
 owner=$(dpkg -S "$libdir/shardid.so" | cut -d: -f1)
 [ "$owner" = "$pkg" ] || fail "$libdir/shardid.so belongs to '$owner', not $pkg"
 dpkg -V "$pkg" || fail "dpkg -V $pkg: installed files differ from the package"
-echo "ok - dpkg -i installed $pkg; its files are in place (dpkg -V)"
+echo "ok - $pkg is installed; its files are in place (dpkg -V)"
 
 pg_start package
 trap cleanup EXIT	# pg_start set its own

@@ -156,6 +156,10 @@ expect "by_count: the four highest shards of a to c" "$by_count" "7:a>c 6:a>c 5:
 [ "$(wc -w <<<"$by_size")" -ge 7 ] && ! grep -qv '^[1-7]:a>[bc]$' <<<"${by_size// /$'\n'}" ||
 	fail "by_size: expected the seven small shards of a to leave it: $by_size"
 ok "by_size moves a's seven small shards and leaves its big one"
+out=$("$top/bin/shardid-rebalance" --router "host=$router_DIR port=1 dbname=app" --dry-run 2>&1) &&
+	fail "shardid-rebalance with an unreachable router succeeded"
+[[ $out == *'cannot connect to the router: '*'.s.PGSQL.1'* ]] || fail "unreachable router: $out"
+ok "CLI: an unreachable router is reported with libpq's reason"
 dry=$("$top/bin/shardid-rebalance" --router "$R" --dry-run 2>/dev/null)
 expect "dry run prints the by_size plan" "$(sed -E 's/^move shard ([0-9]+) from ([a-z]+) to ([a-z]+)$/\1:\2>\3/' <<<"$dry" | paste -sd ' ')" "$by_size"
 expect "dry run changes nothing" "$(placement)" "$before"

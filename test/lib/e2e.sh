@@ -49,7 +49,8 @@ have_extension() { [ -e "$(pg_config --sharedir)/extension/$1.control" ]; }
 # dblink instead of through the PL/Proxy cluster: public.shard_connstr(shard)
 # is the connect string the cluster would give that shard's partition
 # (read-only while the shard is frozen; one that fails naming the shard when
-# it is placed nowhere), so both routers refuse and retry alike.
+# it is placed nowhere), so both routers refuse and retry alike. A fan-out
+# calls each node once with its shards, as PL/Proxy's SPLIT does.
 router_dblink_sql() {
 	cat <<-'SQL'
 	CREATE FUNCTION public.shard_connstr(i_shard integer) RETURNS text LANGUAGE sql STABLE AS $$

@@ -79,8 +79,8 @@ else
 	                                   format('SELECT public.insert_post(%s, %L)', i_user, i_body)) AS t(id bigint)
 	$$;
 	CREATE FUNCTION public.shard_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE sql AS $$
-	    SELECT t.id FROM unnest(i_shards) AS s,
-	           LATERAL public.dblink(public.shard_connstr(s), format('SELECT public.shard_ids(ARRAY[%s])', s)) AS t(id bigint)
+	    SELECT t.id FROM (SELECT public.shard_connstr(s) AS c, array_agg(s) AS ss FROM unnest(i_shards) AS s GROUP BY 1) AS g,
+	           LATERAL public.dblink(g.c, format('SELECT public.shard_ids(%L)', g.ss)) AS t(id bigint)
 	$$;
 	SQL
 	)"

@@ -1,4 +1,4 @@
--- Whether the procedure that calls it may COMMIT (see src/pg/procedures.cpp).
+-- Whether the procedure that calls it may COMMIT (see src/pg/module.cpp).
 -- Called directly from a procedure's body: from inside another function it
 -- would always answer false, since functions cannot commit.
 CREATE OR REPLACE FUNCTION shardid._commit_allowed() RETURNS boolean

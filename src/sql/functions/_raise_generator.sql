@@ -1,6 +1,6 @@
 -- Raises a generator to at least a state, never lower, as sync_generators()
 -- needs it: under the sequence's buffer lock, holding only the lock writers
--- hold themselves (see src/pg/next_id.cpp).
+-- hold themselves (see src/pg/sequence_state.cpp).
 CREATE OR REPLACE FUNCTION shardid._raise_generator(seq regclass, state bigint) RETURNS boolean
     LANGUAGE c VOLATILE STRICT PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'shardid_raise_generator';
 

@@ -1,0 +1,309 @@
+/*
+ * sequence_state.cpp — a generator's state in its sequence, and
+ * _raise_generator(), which sets it for sync_generators().
+ *
+ * The generator's durable state is the composite C = time << seq_bits |
+ * counter (generator.hpp), kept in the last_value of an ordinary sequence,
+ * so it is as crash-safe and replicated as nextval() and needs no shared
+ * memory. Locking and WAL follow nextval() and setval() in sequence.c:
+ *
+ *  - Callers lock the sequence RowExclusiveLock (ALTER/DROP SEQUENCE
+ *    conflict with it and wait), then pin block 0 and take its buffer lock
+ *    exclusively; a new state is computed and written under that lock, so
+ *    concurrent callers are serialised and no state is lost or lowered.
+ *  - write_generator_state() is the one place a state is written: the page
+ *    is WAL-logged (the sequence's own XLOG_SEQ_LOG, replayed by
+ *    PostgreSQL's sequence redo) holding a state at least the new one, and
+ *    log_cnt keeps the headroom between the two, like nextval's count of
+ *    values fetched ahead. A transaction that writes such a record gets an
+ *    xid, so its commit flushes the WAL: after a crash the replayed state
+ *    is above every ID of a committed row.
+ *
+ * A generator must have no writer but shardid: PostgreSQL 19's logical
+ * replication of sequences (CREATE PUBLICATION ... FOR ALL SEQUENCES) sets
+ * a subscriber's sequence to the publisher's state at every REFRESH, lower
+ * than IDs issued here if need be. next_id() therefore refuses a sequence
+ * that a subscription synchronises (listed in pg_subscription_rel), looked
+ * up in PostgreSQL's catalog cache (which keeps the answer, also "none",
+ * until pg_subscription_rel changes); before 19 the catalog lists only
+ * tables, and the lookup finds nothing.
+ *
+ * _raise_generator(seq, state) follows setval(): RowExclusiveLock, the same
+ * buffer lock, the new state WAL-logged with no headroom. It compares and
+ * writes under the buffer lock, so it never lowers a state that next_id()
+ * advanced meanwhile, and it takes no lock that a writer waits for.
+ */
+#include "sequence_state.h"
+#include "layout_cache.h"
+#include "compat.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/xact.h"
+#include "access/xloginsert.h"
+#include "catalog/pg_sequence.h"
+#include "catalog/pg_subscription.h"
+#include "catalog/pg_subscription_rel.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "tcop/utility.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/catcache.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+PG_FUNCTION_INFO_V1(shardid_raise_generator);
+}
+
+/*
+ * Refuses a generator that a subscription synchronises: its state may be
+ * overwritten by the publisher's at the next REFRESH, so IDs issued here
+ * could be issued again.
+ */
+static void
+refuse_synchronised_sequence(Relation rel)
+{
+	Oid subid = InvalidOid;
+	CatCList *rels =
+		SearchSysCacheList1(SUBSCRIPTIONRELMAP, ObjectIdGetDatum(RelationGetRelid(rel)));
+
+	for (int i = 0; i < rels->n_members; i++)
+	{
+		Oid member = ((Form_pg_subscription_rel) GETSTRUCT(&rels->members[i]->tuple))->srsubid;
+
+		if (!OidIsValid(subid) || member < subid)
+			subid = member;
+	}
+	ReleaseSysCacheList(rels);
+
+	if (!OidIsValid(subid))
+		return;
+
+	const char *subname = "?";
+	HeapTuple sub = SearchSysCache1(SUBSCRIPTIONOID, ObjectIdGetDatum(subid));
+
+	if (HeapTupleIsValid(sub))
+	{
+		subname = pstrdup(NameStr(((Form_pg_subscription) GETSTRUCT(sub))->subname));
+		ReleaseSysCache(sub);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("sequence %s is synchronized by logical replication",
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+											   RelationGetRelationName(rel))),
+			 errdetail("Subscription \"%s\" sets it to the publisher's state (ALTER SUBSCRIPTION "
+					   "... REFRESH SEQUENCES), lower than IDs issued here if need be.",
+					   subname),
+			 errhint("Drop subscription \"%s\", or remove the sequence from its publication and "
+					 "run ALTER SUBSCRIPTION ... REFRESH PUBLICATION; then run "
+					 "shardid.sync_generators().",
+					 subname)));
+}
+
+/* The MAXVALUE of a sequence, from its pg_sequence row. */
+static int64
+sequence_maxvalue(Oid relid)
+{
+	HeapTuple tup = SearchSysCache1(SEQRELID, ObjectIdGetDatum(relid));
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for sequence %u", relid);
+	int64 seqmax = ((Form_pg_sequence) GETSTRUCT(tup))->seqmax;
+
+	ReleaseSysCache(tup);
+	return seqmax;
+}
+
+void
+check_generator_sequence(Relation rel, GeneratorUse use, int64 largest_state)
+{
+	Oid relid = RelationGetRelid(rel);
+	const char *name = RelationGetRelationName(rel);
+	bool issue = use == GeneratorUse::issue;
+
+	if (rel->rd_rel->relkind != RELKIND_SEQUENCE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not a sequence", name),
+				 issue ? errhint("next_id() keeps its state in a sequence: CREATE SEQUENCE "
+								 "... AS bigint.")
+					   : 0));
+
+	if (rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+	{
+		const char *kind =
+			rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP ? "temporary" : "unlogged";
+
+		if (issue)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("sequence \"%s\" is %s", name, kind),
+					 errdetail("A crash resets temporary and unlogged sequences, so IDs would "
+							   "repeat."),
+					 errhint("Use a permanent sequence.")));
+		/* another session's temporary sequence cannot even be read */
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("sequence \"%s\" is not a generator: it is %s", name, kind)));
+	}
+
+	AclMode needed = issue ? ACL_USAGE | ACL_UPDATE : ACL_SELECT | ACL_USAGE | ACL_UPDATE;
+
+	if (pg_class_aclcheck(relid, GetUserId(), needed) != ACLCHECK_OK)
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied for sequence %s", name),
+						issue ? errhint("next_id() needs USAGE or UPDATE on the sequence.") : 0));
+
+	int64 seqmax = sequence_maxvalue(relid);
+
+	if (seqmax < largest_state)
+	{
+		if (issue)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("sequence \"%s\" is too small for the generator state", name),
+					 errdetail("Its MAXVALUE is %lld; this layout needs %lld.", (long long) seqmax,
+							   (long long) largest_state),
+					 errhint("ALTER SEQUENCE %s AS bigint MAXVALUE 9223372036854775807.", name)));
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("generator state %lld is above the MAXVALUE of sequence \"%s\" (%lld)",
+						(long long) largest_state, name, (long long) seqmax),
+				 errhint("ALTER SEQUENCE %s AS bigint MAXVALUE 9223372036854775807.", name)));
+	}
+
+	if (issue)
+		refuse_synchronised_sequence(rel);
+}
+
+Relation
+open_generator_sequence(Oid relid, ResourceOwner owner)
+{
+	ResourceOwner saved = CurrentResourceOwner;
+
+	CurrentResourceOwner = owner;
+	LockRelationOid(relid, RowExclusiveLock);
+	CurrentResourceOwner = saved;
+
+	Relation rel = try_relation_open(relid, NoLock);
+
+	if (rel == NULL)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+						errmsg("sequence with OID %u does not exist", relid)));
+	return rel;
+}
+
+Form_pg_sequence_data
+lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple)
+{
+	*buf = ReadBuffer(rel, 0);
+	LockBuffer(*buf, BUFFER_LOCK_EXCLUSIVE);
+
+	Page page = BufferGetPage(*buf);
+	auto *sm = reinterpret_cast<sequence_magic *>(PageGetSpecialPointer(page));
+
+	if (sm->magic != SEQ_MAGIC)
+		elog(ERROR, "bad magic number in sequence \"%s\": %08X", RelationGetRelationName(rel),
+			 sm->magic);
+
+	ItemId lp = PageGetItemId(page, FirstOffsetNumber);
+
+	tuple->t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	tuple->t_len = ItemIdGetLength(lp);
+
+	/* clear an xmax left by an old SELECT FOR UPDATE, as sequence.c does */
+	if (HeapTupleHeaderGetRawXmax(tuple->t_data) != InvalidTransactionId)
+	{
+		HeapTupleHeaderSetXmax(tuple->t_data, InvalidTransactionId);
+		tuple->t_data->t_infomask &= ~HEAP_XMAX_COMMITTED;
+		tuple->t_data->t_infomask |= HEAP_XMAX_INVALID;
+		MarkBufferDirtyHint(*buf, true);
+	}
+	return (Form_pg_sequence_data) GETSTRUCT(tuple);
+}
+
+void
+write_generator_state(Relation rel, Buffer buf, HeapTupleData *tuple, int64 state, int64 logged,
+					  bool log)
+{
+	Form_pg_sequence_data seq = (Form_pg_sequence_data) GETSTRUCT(tuple);
+	bool wal = log && RelationNeedsWAL(rel);
+
+	/* as nextval() and setval(): the commit of a transaction with an xid flushes the WAL */
+	if (wal)
+		GetTopTransactionId();
+
+	START_CRIT_SECTION();
+	MarkBufferDirty(buf);
+	if (wal)
+	{
+		Page page = BufferGetPage(buf);
+		xl_seq_rec xlrec;
+
+		XLogBeginInsert();
+		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT);
+		seq->last_value = logged;
+		seq->is_called = true;
+		seq->log_cnt = 0;
+		SHARDID_SEQ_REC_SET_REL(xlrec, rel);
+		XLogRegisterData((char *) &xlrec, sizeof(xl_seq_rec));
+		XLogRegisterData((char *) tuple->t_data, tuple->t_len);
+		XLogRecPtr recptr = XLogInsert(RM_SEQ_ID, XLOG_SEQ_LOG);
+
+		PageSetLSN(page, recptr); /* a macro: evaluates its argument twice */
+	}
+	seq->last_value = state;
+	seq->is_called = true;
+	seq->log_cnt = logged - state;
+	END_CRIT_SECTION();
+}
+
+/*
+ * _raise_generator(seq regclass, state bigint) — sets a generator's state to
+ * at least state, never lower; true if it changed. Raising needs UPDATE on
+ * the sequence (as setval()); comparing needs SELECT, USAGE or UPDATE, which
+ * already show the state.
+ */
+extern "C" Datum
+shardid_raise_generator(PG_FUNCTION_ARGS)
+{
+	Oid relid = PG_GETARG_OID(0);
+	int64 target = PG_GETARG_INT64(1);
+
+	PreventCommandDuringRecovery("shardid._raise_generator()");
+	PreventCommandIfReadOnly("shardid._raise_generator()");
+	PreventCommandIfParallelMode("shardid._raise_generator()");
+
+	shardid::Layout layout = current_layout();
+
+	if (target < 0 || target > shardid::max_state(layout))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("generator state %lld is outside this layout", (long long) target),
+				 errdetail("States run from 0 to %lld.", (long long) shardid::max_state(layout))));
+
+	Relation rel = open_generator_sequence(relid, CurrentResourceOwner);
+
+	check_generator_sequence(rel, GeneratorUse::raise, target);
+
+	Buffer buf;
+	HeapTupleData tuple;
+	Form_pg_sequence_data seq = lock_sequence_tuple(rel, &buf, &tuple);
+	bool raise = !seq->is_called || seq->last_value < target;
+
+	if (raise && pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) != ACLCHECK_OK)
+	{
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for sequence %s", RelationGetRelationName(rel)),
+				 errhint("Raising a generator needs UPDATE on its sequence, as setval() does.")));
+	}
+	if (raise)
+		write_generator_state(rel, buf, &tuple, target, target, true);
+	UnlockReleaseBuffer(buf);
+	relation_close(rel, NoLock);
+	PG_RETURN_BOOL(raise);
+}
