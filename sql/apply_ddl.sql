@@ -46,6 +46,7 @@ CALL shardid.apply_ddl('public.photos', 'DROP TABLE %s');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s RENAME TO pictures');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s OWNER TO postgres');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD FOREIGN KEY (user_id) REFERENCES public.photos (id)');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN owner_id bigint REFERENCES public.photos (id)');
 CALL shardid.apply_ddl('public.photos', 'CREATE INDEX photos_user_id_idx ON public.photos (user_id) /* %s */');
 -- an index without a name: names must be the same in every shard
 CALL shardid.apply_ddl('public.photos', 'CREATE INDEX ON %s (user_id)');

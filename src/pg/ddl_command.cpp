@@ -36,6 +36,14 @@ refuse(const char *kind, const char *why)
 							"ALTER TABLE/INDEX ... RENAME on the sharded table.")));
 }
 
+/* Refuses a foreign key, whether ADD CONSTRAINT or a column's REFERENCES. */
+static void
+refuse_foreign_key()
+{
+	refuse("ADD FOREIGN KEY", "Shard tables are made LIKE their templates, which copies no "
+							  "foreign key: new shards would lack it.");
+}
+
 /* Whether a RangeVar names schema.table exactly. */
 static bool
 names_table(const RangeVar *rv, const char *schema, const char *table)
@@ -70,6 +78,15 @@ check_alter_table(const AlterTableStmt *stmt)
 		switch (cmd->subtype)
 		{
 			case AT_AddColumn:
+			{
+				/* ADD COLUMN ... REFERENCES is a foreign key too. */
+				ListCell *cc;
+
+				foreach (cc, ((const ColumnDef *) cmd->def)->constraints)
+					if (((const Constraint *) lfirst(cc))->contype == CONSTR_FOREIGN)
+						refuse_foreign_key();
+				break;
+			}
 			case AT_ColumnDefault:
 			case AT_DropNotNull:
 			case AT_SetNotNull:
@@ -88,9 +105,7 @@ check_alter_table(const AlterTableStmt *stmt)
 			case AT_AddConstraint:
 				if (IsA(cmd->def, Constraint) &&
 					((const Constraint *) cmd->def)->contype == CONSTR_FOREIGN)
-					refuse("ADD FOREIGN KEY",
-						   "Shard tables are made LIKE their templates, which copies no "
-						   "foreign key: new shards would lack it.");
+					refuse_foreign_key();
 				break;
 			default:
 				refuse(
