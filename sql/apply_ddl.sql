@@ -109,6 +109,17 @@ CALL shardid.apply_ddl('public.photos', 'DROP INDEX CONCURRENTLY %s_user_id_idx'
 SELECT count(*) AS left FROM pg_class WHERE relname = 'photos_user_id_idx';
 SELECT change_id, kind, concurrent, targets_done, targets_total, finished_at IS NOT NULL AS finished
   FROM shardid.ddl_progress ORDER BY change_id;
+-- An index named otherwise than PostgreSQL would name it: a shard made
+-- later gets the template's name too (LIKE lets PostgreSQL choose), so a
+-- DROP INDEX %s_... reaches every copy.
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX photos_by_user ON %s (user_id)');
+CALL shardid.create_shards_proc(5, 5);
+SELECT n.nspname, i.relname
+  FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid JOIN pg_class AS c ON c.oid = x.indrelid
+  JOIN pg_namespace AS n ON n.oid = c.relnamespace
+ WHERE c.relname = 'photos' AND NOT x.indisprimary ORDER BY 1, 2;
+CALL shardid.apply_ddl('public.photos', 'DROP INDEX %s_by_user');
+SELECT count(*) AS left FROM pg_class WHERE relname LIKE 'photos%user%';
 
 -- A tenant owns a template; shard copies belong to it too. Every statement
 -- runs as the template's owner, whoever calls: an index expression calling
@@ -131,7 +142,12 @@ RESET ROLE;
 INSERT INTO shard_0003.notes (body) VALUES ('y');
 RESET ROLE;
 SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname = 'notes';
+-- a superuser's CALL writes the ledger as the superuser, not as the owner
+REVOKE INSERT, UPDATE ON shardid.ddl_changes, shardid.ddl_applied FROM regress_ddl_tenant;
 CALL shardid.apply_ddl('tenant.notes', 'CREATE INDEX notes_spy_idx ON %s (tenant.spy(body))');
+SELECT current_user, targets_done, finished_at IS NOT NULL AS finished
+  FROM shardid.ddl_progress WHERE command LIKE '%notes_spy_idx%';
+GRANT INSERT, UPDATE ON shardid.ddl_changes, shardid.ddl_applied TO regress_ddl_tenant;
 SELECT DISTINCT pg_get_indexdef(indexrelid) LIKE '%tenant.spy(body)%' AS has_index,
        pg_get_userbyid(c.relowner) AS index_owner
   FROM pg_index JOIN pg_class AS c ON c.oid = indexrelid WHERE c.relname = 'notes_spy_idx';

@@ -61,6 +61,8 @@ INSERT INTO public_execute VALUES
     ('shardid._create_table_batch(name,integer)', 'called by create_table() and create_table_proc()'),
     ('shardid._register_table(text,regclass,name,boolean)', 'called by create_table() and create_table_proc()'),
     ('shardid._create_shard_table(shardid.shard_registry,shardid.sharded_tables)', 'called by the shard functions and procedures'),
+    ('shardid._index_list(regclass)', 'called by _create_shard_table(): reads the catalog'),
+    ('shardid._name_indexes(regclass,jsonb)', 'called by _create_shard_table(); ALTER INDEX checks ownership'),
     ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does'),
     ('shardid.apply_ddl(text,text,integer,text)', 'template owners (membership of the owner checked; statements run as the owner)'),
     ('shardid._apply_ddl_start(text,text)', 'called by apply_ddl() (membership of the template owner checked)'),
