@@ -65,7 +65,7 @@ INSERT INTO public_execute VALUES
     ('shardid._name_indexes(regclass,jsonb)', 'called by _create_shard_table(); ALTER INDEX checks ownership'),
     ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does'),
     ('shardid.apply_ddl(text,text,integer,text)', 'template owners (membership of the owner checked; statements run as the owner)'),
-    ('shardid._apply_ddl_start(text,text)', 'called by apply_ddl() (membership of the template owner checked)'),
+    ('shardid._apply_ddl_start(text,text,boolean)', 'called by apply_ddl() (membership of the template owner checked)'),
     ('shardid._apply_ddl_batch(bigint,integer)', 'called by apply_ddl()'),
     ('shardid._apply_ddl_check(text,name,name)', 'called by apply_ddl(): pure'),
     ('shardid._apply_ddl_statement(text,name,name)', 'called by apply_ddl(): pure'),

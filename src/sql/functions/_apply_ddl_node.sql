@@ -18,7 +18,7 @@ BEGIN
         RETURN NULL;
     END IF;
     PERFORM shardid._apply_ddl_connect(conn, node, NULL);
-    RETURN shardid._node(conn, format('SELECT ((s).change).change_id FROM shardid._apply_ddl_start(%L, %L) AS s',
+    RETURN shardid._node(conn, format('SELECT ((s).change).change_id FROM shardid._apply_ddl_start(%L, %L, false) AS s',
                                       c.template, c.command), node)::bigint;
 END
 $$;

@@ -2,8 +2,10 @@
 -- then finds the unfinished change of that template (the same command:
 -- resumed) or records a new one; a different unfinished command is
 -- refused (55000). Returns the change, how many targets (the template and
--- each shard) it has left and how many there are.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_start(template text, command text,
+-- each shard) it has left and how many there are. here: this session runs
+-- the statements, so one outside a transaction block needs dblink here
+-- (false when the router drives this node over its own connection).
+CREATE OR REPLACE FUNCTION shardid._apply_ddl_start(template text, command text, here boolean,
                                                     OUT change shardid.ddl_changes, OUT todo integer, OUT total integer)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -35,7 +37,7 @@ BEGIN
     -- and for a shard's copy: a command that names the template itself
     -- rather than %s is refused before anything changes
     PERFORM shardid._apply_ddl_check(command, 'shard_0000', t.table_name);
-    IF chk.concurrent AND NOT EXISTS (SELECT FROM pg_extension AS e WHERE e.extname = 'dblink') THEN
+    IF chk.concurrent AND here AND NOT EXISTS (SELECT FROM pg_extension AS e WHERE e.extname = 'dblink') THEN
         RAISE EXCEPTION 'apply_ddl() of a statement that cannot run in a transaction block needs the dblink extension'
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = format('%s runs one table at a time on a connection of its own, to this database itself.', chk.kind),
@@ -61,5 +63,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_start(text, text) IS
-    'apply_ddl() on a node: checks template, caller and command, then resumes the unfinished change of the same command or records a new one (55000 for a different one); returns it with the targets left and in all.';
+COMMENT ON FUNCTION shardid._apply_ddl_start(text, text, boolean) IS
+    'apply_ddl() on a node: checks template, caller and command, then resumes the unfinished change of the same command or records a new one (55000 for a different one); returns it with the targets left and in all; here: this session runs the statements (dblink needed for CONCURRENTLY).';

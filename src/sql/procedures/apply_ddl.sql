@@ -67,7 +67,7 @@ BEGIN
         RETURN;
     END IF;
 
-    SELECT * INTO s FROM shardid._apply_ddl_start(template, command) AS x;
+    SELECT * INTO s FROM shardid._apply_ddl_start(template, command, true) AS x;
     change := s.change;
     COMMIT;
     RAISE NOTICE 'apply_ddl: change % of %: % on % of % tables (template and shards)%',
