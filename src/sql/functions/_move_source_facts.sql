@@ -2,7 +2,7 @@
 -- it moves a shard away from here, in one round trip: the registry row,
 -- the online prerequisites (wal_level, a free replication slot, replica
 -- identities), the size, the owners and privileges the target must give
--- its copy, the generator's parameters, every role named, and the
+-- its copy, its indexes (_index_list), the generator's parameters, every role named, and the
 -- definition to compare (_shard_definition). Changes nothing.
 CREATE OR REPLACE FUNCTION shardid._move_source_facts(shard integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -76,6 +76,8 @@ BEGIN
                           SELECT pg_get_userbyid(x.grantee) FROM pg_attribute AS t
                             JOIN pg_class AS c ON c.oid = t.attrelid, aclexplode(t.attacl) AS x
                            WHERE c.relnamespace = nspoid AND x.grantee <> 0) AS x),
+        'indexes', (SELECT COALESCE(jsonb_object_agg(c.relname, shardid._index_list(c.oid)), '{}')
+                      FROM pg_class AS c WHERE c.relnamespace = nspoid AND c.relkind IN ('r', 'p')),
         'untrusted_code', shardid._move_untrusted_code(r.schema_name),
         'definition', shardid._shard_definition(r.schema_name));
 END

@@ -28,6 +28,7 @@
 \ir ../functions/_apply_ddl_claim.sql
 \ir ../functions/_apply_ddl_done.sql
 \ir ../functions/_apply_ddl_finish.sql
+\ir ../functions/_apply_ddl_unfinished.sql
 \ir ../functions/_apply_ddl_connect.sql
 \ir ../functions/_apply_ddl_send.sql
 \ir ../functions/_apply_ddl_busy.sql
