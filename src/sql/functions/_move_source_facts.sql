@@ -28,6 +28,8 @@ BEGIN
     END IF;
     RETURN out || jsonb_build_object(
         'schema_exists', true,
+        'indexes', (SELECT COALESCE(jsonb_object_agg(c.relname, shardid._index_list(c.oid)), '{}')
+                      FROM pg_class AS c WHERE c.relnamespace = nspoid AND c.relkind IN ('r', 'p')),
         -- main forks of the tables and their TOAST tables (as _move_copy_progress counts them)
         'bytes', (SELECT COALESCE(sum(pg_relation_size(c.oid)
                                       + CASE WHEN c.reltoastrelid <> 0 THEN pg_relation_size(c.reltoastrelid) ELSE 0 END), 0)
@@ -76,8 +78,6 @@ BEGIN
                           SELECT pg_get_userbyid(x.grantee) FROM pg_attribute AS t
                             JOIN pg_class AS c ON c.oid = t.attrelid, aclexplode(t.attacl) AS x
                            WHERE c.relnamespace = nspoid AND x.grantee <> 0) AS x),
-        'indexes', (SELECT COALESCE(jsonb_object_agg(c.relname, shardid._index_list(c.oid)), '{}')
-                      FROM pg_class AS c WHERE c.relnamespace = nspoid AND c.relkind IN ('r', 'p')),
         'untrusted_code', shardid._move_untrusted_code(r.schema_name),
         'definition', shardid._shard_definition(r.schema_name));
 END
