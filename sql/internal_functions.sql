@@ -63,7 +63,22 @@ INSERT INTO public_execute VALUES
     ('shardid._register_table(text,regclass,name,boolean)', 'called by create_table() and create_table_proc()'),
     ('shardid._create_shard_table(shardid.shard_registry,shardid.sharded_tables)', 'called by the shard functions and procedures'),
     ('shardid._raise(text,text,text,text)', 'raises an error, which grants nothing; called by the event trigger shardid_template_drop'),
-    ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does');
+    ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does'),
+    ('shardid._index_list(regclass)', 'called by _create_shard_table(): reads the catalog'),
+    ('shardid._name_indexes(regclass,jsonb)', 'called by _create_shard_table(); ALTER INDEX checks ownership'),
+    ('shardid.apply_ddl(text,text,integer,text)', 'template owners (membership of the owner checked; statements run as the owner)'),
+    ('shardid._apply_ddl_start(text,text,boolean)', 'called by apply_ddl() (membership of the template owner checked)'),
+    ('shardid._apply_ddl_batch(bigint,integer)', 'called by apply_ddl()'),
+    ('shardid._apply_ddl_check(text,name,name)', 'called by apply_ddl(): pure'),
+    ('shardid._apply_ddl_statement(text,name,name)', 'called by apply_ddl(): pure'),
+    ('shardid._ddl_command(text,name,name)', 'called by apply_ddl(): parses only'),
+    ('shardid._apply_ddl_claim(bigint)', 'called by apply_ddl() (membership of the template owner checked)'),
+    ('shardid._apply_ddl_done(bigint,text)', 'called by apply_ddl(); writes the ledger with the caller''s grants'),
+    ('shardid._apply_ddl_finish(bigint)', 'called by apply_ddl(); writes the ledger with the caller''s grants'),
+    ('shardid._apply_ddl_on_nodes()', 'called by apply_ddl()'),
+    ('shardid._apply_ddl_owner(name)', 'called by apply_ddl(); checks membership of the template owner'),
+    ('shardid._apply_ddl_run(text,name)', 'called by apply_ddl(); SET ROLE only to a role the caller is a member of'),
+    ('shardid._apply_ddl_targets(bigint,integer)', 'called by apply_ddl(); reads public tables');
 
 CREATE TEMP VIEW extension_functions AS
 SELECT p.oid::regprocedure::text AS fn,

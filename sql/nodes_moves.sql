@@ -133,6 +133,20 @@ CALL shardid.move_shard(1, 'mb');
 \c regress_moves_b
 ALTER TABLE public.posts DROP COLUMN mood;
 \c :regress_db
+-- a difference while apply_ddl() is unfinished on the source (shard 3's
+-- copy refused it): the error says so and names the re-CALL
+\c regress_moves_a
+ALTER TABLE shard_0003.posts ADD COLUMN mood integer;
+CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN mood text', 1);
+\c :regress_db
+CALL shardid.move_shard(1, 'mb');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+\c regress_moves_a
+ALTER TABLE shard_0003.posts DROP COLUMN mood;
+CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN mood text', 1);
+CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s DROP COLUMN mood');
+SELECT count(*) AS unfinished FROM shardid.ddl_changes WHERE finished_at IS NULL;
+\c :regress_db
 
 -- Agreeing now, the shard still cannot move online from a node without
 -- wal_level = logical; what refused it made nothing.

@@ -5,7 +5,7 @@
 # the traps the page warns about:
 #   Django (Debian's python3-django: BigAutoField + RunSQL DEFAULT on a
 #   generator sequence of its own; AlterField and loaddata traps; IDs as
-#   strings), SQLAlchemy (python3-sqlalchemy: server_default, RETURNING,
+#   strings; a sharded table changed by apply_ddl() in a migration), SQLAlchemy (python3-sqlalchemy: server_default, RETURNING,
 #   return_defaults, schema_translate_map), and node-postgres, knex, kysely,
 #   sequelize, typeorm and drizzle at the versions of
 #   clients/js/recipes/package-lock.json (npm ci from the npm registry, on
@@ -30,6 +30,9 @@ for db in django sqlalchemy js; do
 	createdb "$db"
 	q -d "$db" -c "CREATE EXTENSION shardid"
 done
+# the Django recipe's apply_ddl() migration builds an index CONCURRENTLY
+# over a loopback connection
+q -d django -c "CREATE EXTENSION dblink"
 export PYTHONPATH=$top/clients/python
 
 echo "--- django $("$PYTHON" -c 'import django; print(django.get_version())')"

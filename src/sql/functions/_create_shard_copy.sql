@@ -2,7 +2,8 @@
 -- from this node's templates (shardid.sharded_tables), under the source's
 -- schema and generator names, registers it, and gives the schema, the
 -- generator and the tables the owners, privileges and replica identities
--- (not templates' matters: set per shard) they have on the source (source: _move_source_facts() there). Returns the copy's
+-- (not templates' matters: set per shard) they have on the source (source: _move_source_facts() there),
+-- and the source's index names and own indexes (_move_copy_indexes). Returns the copy's
 -- definition, for the router to compare with the source's. dry_run makes
 -- and measures it, then undoes it (the move's checks, before anything
 -- changes). Called again once the copy exists, it returns its definition:
@@ -80,6 +81,7 @@ BEGIN
                 PERFORM shardid._apply_acl('TABLE', format('%I.%I', nsp, t.relname), t.o->>'owner', c.acl, c.attname);
             END LOOP;
         END LOOP;
+        PERFORM shardid._move_copy_indexes(nsp, source->'indexes', own->'relations');
         def := shardid._shard_definition(nsp);
         IF dry_run THEN
             RAISE EXCEPTION 'dry run' USING ERRCODE = 'SIDRY';

@@ -1,6 +1,9 @@
 -- Creates one sharded table in one shard: LIKE its template, the id column
 -- defaulting to the shard's generator. Callers have checked the shard, its
--- schema and the template, and hold the registry lock.
+-- schema and the template, and hold the registry lock. Its indexes take the
+-- template's names (LIKE lets PostgreSQL choose). The template carries
+-- every change apply_ddl() has made to it, so the new table is recorded as
+-- having each unfinished one (a re-CALL must not run it there again).
 CREATE OR REPLACE FUNCTION shardid._create_shard_table(r shardid.shard_registry, t shardid.sharded_tables)
     RETURNS void
     LANGUAGE plpgsql
@@ -21,8 +24,19 @@ BEGIN
     EXECUTE pg_catalog.format('ALTER TABLE %I.%I ALTER COLUMN %I SET DEFAULT shardid.next_id(%s, %L::regclass)',
                               r.schema_name, t.table_name, t.id_column, r.shard,
                               pg_catalog.format('%I.%I', r.sequence_schema, r.sequence_name));
+    -- LIKE names the copies of the template's indexes; they keep its names
+    PERFORM shardid._name_indexes(pg_catalog.format('%I.%I', r.schema_name, t.table_name)::regclass,
+                                  shardid._index_list(pg_catalog.format('%I.%I', t.template_schema, t.template_name)::regclass));
+    IF EXISTS (SELECT FROM shardid.ddl_changes AS c WHERE c.table_name = t.table_name AND c.finished_at IS NULL) THEN
+        INSERT INTO shardid.ddl_applied (change_id, target, shard, done)
+            SELECT c.change_id, r.schema_name, r.shard, true
+              FROM shardid.ddl_changes AS c
+              JOIN shardid.ddl_applied AS a ON a.change_id = c.change_id AND a.target = 'template' AND a.done
+             WHERE c.table_name = t.table_name AND c.finished_at IS NULL AND NOT c.on_nodes
+            ON CONFLICT (change_id, target) DO UPDATE SET done = true;
+    END IF;
 END
 $$;
 
 COMMENT ON FUNCTION shardid._create_shard_table(shardid.shard_registry, shardid.sharded_tables) IS
-    'Creates one sharded table in one shard, LIKE its template, id column DEFAULT shardid.next_id(shard, shard''s generator).';
+    'Creates one sharded table in one shard, LIKE its template (its indexes under the template''s names), id column DEFAULT shardid.next_id(shard, shard''s generator).';

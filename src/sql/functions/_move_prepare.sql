@@ -116,8 +116,7 @@ BEGIN
                   DETAIL = 'A move copies one schema; a shard adopted with a generator elsewhere cannot be moved.';
     END IF;
     trial := shardid._node('shardid_move_target', format('SELECT shardid._create_shard_copy(%s, %L, true)', shard, src), to_node)::jsonb;
-    PERFORM shardid._move_compare(src->'definition', trial, format('node "%s"', p.node), format('node "%s" (its templates)', to_node),
-                                  format('shard %s on node "%s" has diverged from its templates', shard, p.node),
+    PERFORM shardid._move_compare_shard(shard, p.node, to_node, src->'definition', trial, format('node "%s" (its templates)', to_node),
                                   format('A move makes the shard on node "%s" from that node''s templates (shardid.sharded_tables) and copies the rows; make the shard and the templates agree first (ALTER the shard''s tables, or the templates).', to_node));
     IF NOT offline THEN
         IF src->>'wal_level' <> 'logical' THEN

@@ -21,8 +21,7 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
     made := shardid._node('shardid_move_target', format('SELECT shardid._create_shard_copy(%s, %L, false)', shard, src), m.target)::jsonb;
-    PERFORM shardid._move_compare(src->'definition', made, format('node "%s"', m.source), format('node "%s"', m.target),
-                                  format('shard %s on node "%s" has diverged from its templates', shard, m.source));
+    PERFORM shardid._move_compare_shard(shard, m.source, m.target, src->'definition', made, format('node "%s"', m.target));
     UPDATE shardid.shard_moves AS x
        SET phase = CASE WHEN m.mode = 'offline' THEN 'frozen' ELSE 'copy' END, bytes_total = (src->>'bytes')::bigint,
            updated_at = clock_timestamp()

@@ -2,7 +2,7 @@
 -- it moves a shard away from here, in one round trip: the registry row,
 -- the online prerequisites (wal_level, a free replication slot, replica
 -- identities), the size, the owners and privileges the target must give
--- its copy, the generator's parameters, every role named, and the
+-- its copy, its indexes (_index_list), the generator's parameters, every role named, and the
 -- definition to compare (_shard_definition). Changes nothing.
 CREATE OR REPLACE FUNCTION shardid._move_source_facts(shard integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -28,6 +28,8 @@ BEGIN
     END IF;
     RETURN out || jsonb_build_object(
         'schema_exists', true,
+        'indexes', (SELECT COALESCE(jsonb_object_agg(c.relname, shardid._index_list(c.oid)), '{}')
+                      FROM pg_class AS c WHERE c.relnamespace = nspoid AND c.relkind IN ('r', 'p')),
         -- main forks of the tables and their TOAST tables (as _move_copy_progress counts them)
         'bytes', (SELECT COALESCE(sum(pg_relation_size(c.oid)
                                       + CASE WHEN c.reltoastrelid <> 0 THEN pg_relation_size(c.reltoastrelid) ELSE 0 END), 0)

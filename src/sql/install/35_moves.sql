@@ -29,6 +29,7 @@
 \ir ../functions/_shard_definition.sql
 -- data nodes
 \ir ../functions/_move_source_facts.sql
+\ir ../functions/_move_copy_indexes.sql
 \ir ../functions/_create_shard_copy.sql
 \ir ../functions/_move_freeze.sql
 \ir ../functions/_move_seal.sql
@@ -74,6 +75,7 @@
 \ir ../functions/_move_prepare.sql
 \ir ../functions/_move_schema.sql
 \ir ../functions/_move_compare.sql
+\ir ../functions/_move_compare_shard.sql
 \ir ../functions/_move_copy.sql
 \ir ../functions/_move_cutover.sql
 \ir ../functions/_move_repoint.sql

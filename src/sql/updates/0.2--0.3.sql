@@ -31,3 +31,7 @@ DROP FUNCTION shardid.place_shards(text, integer, integer);
 
 -- Background rebalances: their jobs.
 \ir ../tables/rebalance_jobs.sql
+
+-- apply_ddl()'s ledger (part 38)
+\ir ../tables/ddl_changes.sql
+\ir ../tables/ddl_applied.sql

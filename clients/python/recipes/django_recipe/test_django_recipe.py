@@ -3,7 +3,8 @@ shardid (test/e2e/orm_recipes.sh): migrations 0001 (BigAutoField + RunSQL
 DEFAULT on a generator sequence of its own) to 0004, with the traps they
 show: a BigIntegerField primary key sends NULL, AlterField back to
 BigAutoField replaces the shardid DEFAULT, loaddata resets a generator that
-is the column's own sequence, serializers write IDs as JSON numbers.
+is the column's own sequence, serializers write IDs as JSON numbers; and
+0005 to 0007: a sharded table changed by apply_ddl() (atomic = False).
 
     PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... python3 test_django_recipe.py
 """
@@ -116,6 +117,24 @@ class DjangoRecipe(unittest.TestCase):
         self.assertEqual(decode(r.id)[1], 5)
         self.assertGreater(r.id, after.id)
         print(f"recipe: {r.id} /p/{to_shortcode(r.id)}")
+
+        # a sharded table changed by apply_ddl() in a migration (atomic = False)
+        migrate("0005")
+        columns = ("SELECT count(*) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+                   "WHERE c.relname = 'albums' AND c.relkind = 'r' AND a.attname = 'mood' AND NOT a.attisdropped")
+        indexes = "SELECT count(*) FROM pg_class WHERE relname = 'albums_mood_idx'"
+        self.assertEqual(sql("SELECT count(*) FROM pg_class WHERE relname = 'albums' AND relkind = 'r'")[0][0], 5)
+        migrate("0007")
+        from photos.models import Album
+        self.assertEqual((sql(columns)[0][0], sql(indexes)[0][0]), (5, 5))  # the template and 4 shards
+        self.assertEqual(sql("SELECT count(*) FROM shardid.ddl_changes WHERE finished_at IS NOT NULL")[0][0], 2)
+        Album.objects.create(id=1, title="holidays")
+        self.assertEqual(Album.objects.get(id=1).mood, "ok")
+        sql("INSERT INTO shard_0002.albums (title) VALUES ('in a shard') RETURNING id")
+        self.assertEqual(sql("SELECT mood FROM shard_0002.albums")[0][0], "ok")
+        migrate("0005")  # reverse: 0007 then 0006, each on every table
+        self.assertEqual((sql(columns)[0][0], sql(indexes)[0][0]), (0, 0))
+        print("recipe apply_ddl: migrations 0006 and 0007 forward and back over the template and 4 shards")
 
 
 if __name__ == "__main__":

@@ -22,3 +22,14 @@ class TrapPhoto(models.Model):
 
     class Meta:
         db_table = "trap_photos"
+
+
+class Album(models.Model):
+    """A sharded table (migrations 0005 and 0006): the template, public.albums."""
+
+    id = models.BigIntegerField(primary_key=True)
+    title = models.TextField()
+    mood = models.TextField(default="ok")
+
+    class Meta:
+        db_table = "albums"

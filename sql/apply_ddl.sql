@@ -1,0 +1,176 @@
+-- apply_ddl: one DDL statement on a sharded table's template and every
+-- shard's copy (issue 28): refusals with their SQLSTATEs, the %s
+-- placeholder, batches and the ledger, the re-CALL of an interrupted change
+-- and the refusal of another, CONCURRENTLY over a loopback connection, and
+-- a tenant who owns a template and tries to run code as the superuser.
+SET client_min_messages = warning;
+SET timezone = 'UTC';
+\set regress_db :DBNAME
+DROP DATABASE IF EXISTS regress_apply_ddl;
+CREATE DATABASE regress_apply_ddl;
+\c regress_apply_ddl
+SET client_min_messages = notice;
+\set SHOW_CONTEXT never
+CREATE EXTENSION shardid;
+CREATE TABLE public.photos (id bigint PRIMARY KEY, user_id bigint NOT NULL, caption text);
+CALL shardid.create_shards_proc(0, 3);
+CALL shardid.create_table_proc('public.photos');
+INSERT INTO shard_0001.photos (user_id, caption) VALUES (1, 'a'), (2, 'b');
+
+-- how many tables (template and shard copies) have a column, and how often
+CREATE FUNCTION pg_temp.has_column(col name)
+    RETURNS TABLE (tables bigint, copies bigint) LANGUAGE sql AS $$
+    SELECT count(DISTINCT c.oid), count(*)
+      FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+      JOIN pg_attribute AS a ON a.attrelid = c.oid AND a.attname = col AND NOT a.attisdropped
+     WHERE c.relname = 'photos' AND c.relkind = 'r'
+$$;
+
+\set VERBOSITY sqlstate
+-- refusals, before anything changes
+CALL shardid.apply_ddl(NULL, 'ALTER TABLE %s ADD COLUMN a int');
+CALL shardid.apply_ddl('public.nope', 'ALTER TABLE %s ADD COLUMN a int');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN a int', 0);
+BEGIN;
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN a int');
+ROLLBACK;
+\set VERBOSITY default
+-- no %s; another % sequence; more than one statement
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE public.photos ADD COLUMN a int');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %I ADD COLUMN a int');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN a int; RESET ROLE');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN a int; SELECT 1');
+-- a statement that is not a change of this table
+CALL shardid.apply_ddl('public.photos', 'SET ROLE postgres /* %s */');
+CALL shardid.apply_ddl('public.photos', 'DROP TABLE %s');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s RENAME TO pictures');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s OWNER TO postgres');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD FOREIGN KEY (user_id) REFERENCES public.photos (id)');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN owner_id bigint REFERENCES public.photos (id)');
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX photos_user_id_idx ON public.photos (user_id) /* %s */');
+-- an index without a name: names must be the same in every shard
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX ON %s (user_id)');
+CALL shardid.apply_ddl('public.photos', 'DROP INDEX public.photos_pkey, other.x /* %s */');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN');
+SELECT count(*) AS changes FROM shardid.ddl_changes;
+
+-- %s is each table, quoted; %% is a literal %
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD CONSTRAINT not_full CHECK (caption <> ''100%%'')', 2);
+SELECT n.nspname, pg_get_constraintdef(k.oid)
+  FROM pg_constraint AS k JOIN pg_class AS c ON c.oid = k.conrelid JOIN pg_namespace AS n ON n.oid = c.relnamespace
+ WHERE k.conname = 'not_full' ORDER BY 1;
+
+-- an ADD COLUMN with a default, in batches of 2 (template first, then shards)
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN mood text NOT NULL DEFAULT ''ok''', 2);
+SELECT * FROM pg_temp.has_column('mood');
+SELECT mood, count(*) FROM shard_0001.photos GROUP BY 1;
+SELECT change_id, template, command, kind, concurrent, on_nodes, targets_done, targets_total, running,
+       finished_at IS NOT NULL AS finished
+  FROM shardid.ddl_progress ORDER BY change_id;
+SELECT target, shard, done FROM shardid.ddl_applied WHERE change_id = 2 ORDER BY shard NULLS FIRST;
+
+-- An interrupted change: shard 2's copy refuses it, after the template and
+-- shards 0 and 1 committed in the first batches.
+ALTER TABLE shard_0002.photos ADD COLUMN tags text;
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN tags text[]', 1);
+SELECT * FROM pg_temp.has_column('tags');
+SELECT targets_done, targets_total, finished_at IS NULL AS unfinished FROM shardid.ddl_progress WHERE change_id = 3;
+-- a different command for the same template waits for it
+\set VERBOSITY sqlstate
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN other int');
+\set VERBOSITY default
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN other int');
+-- a shard created meanwhile is made from the changed template, and recorded
+CALL shardid.create_shards_proc(4, 4);
+SELECT target, done FROM shardid.ddl_applied WHERE change_id = 3 ORDER BY shard NULLS FIRST;
+-- the re-CALL finishes only what is missing: each table gets tags once
+ALTER TABLE shard_0002.photos DROP COLUMN tags;
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN tags text[]', 1);
+SELECT * FROM pg_temp.has_column('tags');
+SELECT count(*) FILTER (WHERE format_type(a.atttypid, NULL) = 'text[]') AS text_arrays
+  FROM pg_attribute AS a WHERE a.attname = 'tags' AND NOT a.attisdropped;
+SELECT targets_done, targets_total, finished_at IS NOT NULL AS finished FROM shardid.ddl_progress WHERE change_id = 3;
+-- now the other command runs
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s RENAME COLUMN tags TO labels');
+SELECT * FROM pg_temp.has_column('labels');
+
+-- CONCURRENTLY, one table at a time over a loopback connection (dblink)
+\set VERBOSITY sqlstate
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_user_id_idx ON %s (user_id)');
+\set VERBOSITY default
+SELECT count(*) AS changes FROM shardid.ddl_changes;
+CREATE EXTENSION dblink;
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_user_id_idx ON %s (user_id)');
+SELECT n.nspname, i.relname, x.indisvalid
+  FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid JOIN pg_class AS c ON c.oid = x.indrelid
+  JOIN pg_namespace AS n ON n.oid = c.relnamespace
+ WHERE c.relname = 'photos' AND i.relname = 'photos_user_id_idx' ORDER BY 1;
+CALL shardid.apply_ddl('public.photos', 'DROP INDEX CONCURRENTLY %s_user_id_idx');
+SELECT count(*) AS left FROM pg_class WHERE relname = 'photos_user_id_idx';
+SELECT change_id, kind, concurrent, targets_done, targets_total, finished_at IS NOT NULL AS finished
+  FROM shardid.ddl_progress ORDER BY change_id;
+-- An index named otherwise than PostgreSQL would name it: a shard made
+-- later gets the template's name too (LIKE lets PostgreSQL choose), so a
+-- DROP INDEX %s_... reaches every copy.
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX photos_by_user ON %s (user_id)');
+CALL shardid.create_shards_proc(5, 5);
+SELECT n.nspname, i.relname
+  FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid JOIN pg_class AS c ON c.oid = x.indrelid
+  JOIN pg_namespace AS n ON n.oid = c.relnamespace
+ WHERE c.relname = 'photos' AND NOT x.indisprimary ORDER BY 1, 2;
+CALL shardid.apply_ddl('public.photos', 'DROP INDEX %s_by_user');
+SELECT count(*) AS left FROM pg_class WHERE relname LIKE 'photos%user%';
+
+-- A tenant owns a template; shard copies belong to it too. Every statement
+-- runs as the template's owner, whoever calls: an index expression calling
+-- the tenant's function sees the tenant, never the superuser.
+CREATE ROLE regress_ddl_tenant;
+CREATE ROLE regress_ddl_other;
+CREATE SCHEMA tenant AUTHORIZATION regress_ddl_tenant;
+GRANT CREATE ON DATABASE regress_apply_ddl TO regress_ddl_tenant;
+GRANT INSERT, UPDATE, DELETE ON shardid.shard_registry, shardid.sharded_tables TO regress_ddl_tenant;
+GRANT INSERT, UPDATE ON shardid.ddl_changes, shardid.ddl_applied TO regress_ddl_tenant;
+SELECT format('GRANT CREATE, USAGE ON SCHEMA %I TO regress_ddl_tenant', schema) FROM shardid.shards \gexec
+SET ROLE regress_ddl_tenant;
+CREATE TABLE tenant.notes (id bigint PRIMARY KEY, body text);
+CREATE TABLE tenant.seen (who name);
+CREATE FUNCTION tenant.spy(t text) RETURNS text LANGUAGE plpgsql IMMUTABLE
+    AS $$ BEGIN RAISE NOTICE 'spy runs as %', current_user; RETURN t; END $$;
+CALL shardid.create_table_proc('tenant.notes');
+INSERT INTO tenant.notes VALUES (1, 'x');
+RESET ROLE;
+INSERT INTO shard_0003.notes (body) VALUES ('y');
+RESET ROLE;
+SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname = 'notes';
+-- a superuser's CALL writes the ledger as the superuser, not as the owner
+REVOKE INSERT, UPDATE ON shardid.ddl_changes, shardid.ddl_applied FROM regress_ddl_tenant;
+CALL shardid.apply_ddl('tenant.notes', 'CREATE INDEX notes_spy_idx ON %s (tenant.spy(body))');
+SELECT current_user, targets_done, finished_at IS NOT NULL AS finished
+  FROM shardid.ddl_progress WHERE command LIKE '%notes_spy_idx%';
+GRANT INSERT, UPDATE ON shardid.ddl_changes, shardid.ddl_applied TO regress_ddl_tenant;
+SELECT DISTINCT pg_get_indexdef(indexrelid) LIKE '%tenant.spy(body)%' AS has_index,
+       pg_get_userbyid(c.relowner) AS index_owner
+  FROM pg_index JOIN pg_class AS c ON c.oid = indexrelid WHERE c.relname = 'notes_spy_idx';
+-- the tenant may change its own table, and only with one statement
+SET ROLE regress_ddl_tenant;
+CALL shardid.apply_ddl('tenant.notes', 'ALTER TABLE %s ADD COLUMN seen_at timestamptz');
+\set VERBOSITY sqlstate
+CALL shardid.apply_ddl('tenant.notes', 'ALTER TABLE %s ADD COLUMN x int; RESET ROLE; DROP TABLE public.photos');
+CALL shardid.apply_ddl('tenant.notes', 'SET SESSION AUTHORIZATION postgres; ALTER TABLE %s ADD COLUMN x int');
+-- not the owner of public.photos: refused
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN x int');
+RESET ROLE;
+SET ROLE regress_ddl_other;
+CALL shardid.apply_ddl('tenant.notes', 'ALTER TABLE %s ADD COLUMN x int');
+\set VERBOSITY default
+RESET ROLE;
+SELECT count(*) AS seen_at_columns FROM pg_attribute WHERE attname = 'seen_at';
+SELECT count(*) AS x_columns FROM pg_attribute WHERE attname = 'x' AND NOT attisdropped;
+SELECT change_id, template, requested_by, targets_done, finished_at IS NOT NULL AS finished
+  FROM shardid.ddl_progress WHERE template = 'tenant.notes' ORDER BY change_id;
+
+\c :regress_db
+SET client_min_messages = warning;
+DROP DATABASE regress_apply_ddl;
+DROP ROLE regress_ddl_tenant;
+DROP ROLE regress_ddl_other;

@@ -1,0 +1,49 @@
+-- apply_ddl() on a node, for a statement that cannot run in a transaction
+-- block: the next target that lacks the change, marked running in the
+-- ledger (the caller commits that before the statement is sent). A target
+-- found running was interrupted: retry is true, and cleanup drops the
+-- invalid indexes an interrupted CREATE INDEX CONCURRENTLY leaves on it.
+-- A shard without the table is recorded as done (it will be made from the
+-- changed template). target is NULL when every target has the change.
+CREATE OR REPLACE FUNCTION shardid._apply_ddl_claim(change_id bigint,
+                                                    OUT target text, OUT statement text, OUT owner name,
+                                                    OUT cleanup text[], OUT retry boolean)
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    c    shardid.ddl_changes;
+    x    record;
+    rel  regclass;
+BEGIN
+    SELECT * INTO STRICT c FROM shardid.ddl_changes AS d WHERE d.change_id = _apply_ddl_claim.change_id;
+    LOOP
+        SELECT * INTO x FROM shardid._apply_ddl_targets(change_id, 1);
+        IF NOT FOUND THEN
+            RETURN;
+        END IF;
+        rel := to_regclass(format('%I.%I', x.schema_name, x.table_name));
+        IF rel IS NULL THEN
+            INSERT INTO shardid.ddl_applied AS a (change_id, target, shard, done)
+                VALUES (c.change_id, x.target, x.shard, true)
+                ON CONFLICT ON CONSTRAINT ddl_applied_pkey DO UPDATE SET done = true, applied_at = clock_timestamp();
+            CONTINUE;
+        END IF;
+        target := x.target;
+        retry := x.running;
+        statement := (shardid._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement;
+        owner := shardid._apply_ddl_owner(c.table_name);
+        cleanup := ARRAY(SELECT format('DROP INDEX CONCURRENTLY %I.%I', x.schema_name, i.relname)
+                           FROM pg_index AS ix JOIN pg_class AS i ON i.oid = ix.indexrelid
+                          WHERE retry AND ix.indrelid = rel AND NOT ix.indisvalid
+                          ORDER BY i.relname);
+        IF NOT retry THEN
+            INSERT INTO shardid.ddl_applied (change_id, target, shard, done) VALUES (c.change_id, x.target, x.shard, false);
+        END IF;
+        RETURN;
+    END LOOP;
+END
+$$;
+
+COMMENT ON FUNCTION shardid._apply_ddl_claim(bigint) IS
+    'apply_ddl() on a node, outside a transaction block: marks the next target that lacks the change as running and returns its statement, owner, and (for an interrupted one) the invalid indexes to drop first; NULL target when done.';

@@ -1,0 +1,54 @@
+-- apply_ddl() on the router: checks the caller (an administrator, who may
+-- read shardid.nodes), dblink and the command (for the template's name as
+-- given, schema-qualified), then resumes the unfinished change of the same
+-- command or records a new one; 55000 for a different unfinished one.
+CREATE OR REPLACE FUNCTION shardid._apply_ddl_router_start(template text, command text) RETURNS shardid.ddl_changes
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    parts  text[];
+    canon  text;
+    chk    record;
+    change shardid.ddl_changes;
+BEGIN
+    IF template IS NULL OR command IS NULL THEN
+        RAISE EXCEPTION 'apply_ddl() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT has_table_privilege('shardid.nodes', 'SELECT') THEN
+        RAISE EXCEPTION 'permission denied to change sharded tables on the nodes'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'On a router, apply_ddl() connects to every node as shardid.nodes says: it is for administrators.';
+    END IF;
+    PERFORM shardid._dblink_schema();
+    parts := parse_ident(template);
+    IF cardinality(parts) <> 2 THEN
+        RAISE EXCEPTION 'template "%" must be schema-qualified on a router', template
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'The router has no search_path of the nodes to resolve it with.';
+    END IF;
+    canon := format('%I.%I', parts[1], parts[2]);
+    chk := shardid._apply_ddl_check(command, parts[1], parts[2]);
+    PERFORM shardid._apply_ddl_check(command, 'shard_0000', parts[2]);
+    LOCK TABLE shardid.ddl_changes IN SHARE ROW EXCLUSIVE MODE;
+    SELECT c.* INTO change FROM shardid.ddl_changes AS c WHERE c.template = canon AND c.finished_at IS NULL;
+    IF change.change_id IS NOT NULL AND (change.command <> command OR NOT change.on_nodes) THEN
+        RAISE EXCEPTION 'sharded table % has an unfinished change: %', parts[2], change.command
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Change %s, started by %I (shardid.ddl_progress shows how far it got); a different command waits until it is finished.',
+                                  change.change_id, change.requested_by),
+                  HINT = format('Finish it first: CALL shardid.apply_ddl(%L, %L);', canon, change.command);
+    END IF;
+    IF change.change_id IS NULL THEN
+        INSERT INTO shardid.ddl_changes AS c (template, table_name, command, kind, concurrent, on_nodes)
+            VALUES (canon, parts[2], command, chk.kind, chk.concurrent, true)
+            RETURNING c.* INTO change;
+    END IF;
+    RETURN change;
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid._apply_ddl_router_start(text, text) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid._apply_ddl_router_start(text, text) IS
+    'apply_ddl() on the router: checks caller, dblink and command, then resumes the unfinished change of the same command or records a new one (55000 for a different one).';

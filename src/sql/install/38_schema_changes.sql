@@ -1,0 +1,42 @@
+-- shardid install script, part 38: schema changes of sharded tables.
+--
+-- CALL shardid.apply_ddl(template, command) runs one DDL statement, %s
+-- standing for each table's schema-qualified name (Citus's
+-- run_command_on_shards convention), on a sharded table's template first
+-- (new shards are made from it) and then on its copy in every shard; on a
+-- router, on every node, one after another in name order. Each statement
+-- runs as the template's owner (SET ROLE), never as the caller's superuser,
+-- and only a statement PostgreSQL's parser reads as one change of that one
+-- table (_ddl_command) is run, so the command cannot leave the owner's
+-- rights. The ledger (ddl_changes, ddl_applied) is written in the same
+-- transactions as the tables, so an interrupted apply_ddl() is finished by
+-- CALLing it again with the same command, and a different command for that
+-- template waits until then. Statements that cannot run in a transaction
+-- block (CONCURRENTLY) run one table at a time over dblink: from the
+-- router to each node, or on a node to the node itself.
+\ir ../tables/ddl_changes.sql
+\ir ../tables/ddl_applied.sql
+\ir ../views/ddl_progress.sql
+\ir ../functions/_ddl_command.sql
+\ir ../functions/_apply_ddl_statement.sql
+\ir ../functions/_apply_ddl_check.sql
+\ir ../functions/_apply_ddl_owner.sql
+\ir ../functions/_apply_ddl_run.sql
+\ir ../functions/_apply_ddl_start.sql
+\ir ../functions/_apply_ddl_targets.sql
+\ir ../functions/_apply_ddl_batch.sql
+\ir ../functions/_apply_ddl_claim.sql
+\ir ../functions/_apply_ddl_done.sql
+\ir ../functions/_apply_ddl_finish.sql
+\ir ../functions/_apply_ddl_unfinished.sql
+\ir ../functions/_apply_ddl_connect.sql
+\ir ../functions/_apply_ddl_send.sql
+\ir ../functions/_apply_ddl_busy.sql
+\ir ../functions/_apply_ddl_result.sql
+\ir ../functions/_apply_ddl_on_nodes.sql
+\ir ../functions/_apply_ddl_router_start.sql
+\ir ../functions/_apply_ddl_next_node.sql
+\ir ../functions/_apply_ddl_node.sql
+\ir ../functions/_apply_ddl_node_step.sql
+\ir ../functions/_apply_ddl_node_done.sql
+\ir ../procedures/apply_ddl.sql

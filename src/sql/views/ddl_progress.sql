@@ -1,0 +1,21 @@
+-- apply_ddl()'s ledger as progress: one row per change, with how many of
+-- its targets (template and shards on a node, nodes on the router) have
+-- it, which are running, and when it started, last moved and finished.
+CREATE OR REPLACE VIEW shardid.ddl_progress AS
+    SELECT c.change_id, c.template, c.command, c.kind, c.concurrent, c.on_nodes,
+           (SELECT count(*) FROM shardid.ddl_applied AS a WHERE a.change_id = c.change_id AND a.done) AS targets_done,
+           CASE WHEN c.finished_at IS NOT NULL
+                THEN (SELECT count(*) FROM shardid.ddl_applied AS a WHERE a.change_id = c.change_id AND a.done)
+                WHEN c.on_nodes THEN (SELECT count(*) FROM shardid.nodes)
+                ELSE 1 OPERATOR(pg_catalog.+) (SELECT count(*) FROM shardid.shard_registry) END AS targets_total,
+           ARRAY(SELECT a.target FROM shardid.ddl_applied AS a
+                  WHERE a.change_id = c.change_id AND NOT a.done ORDER BY a.target) AS running,
+           c.requested_by, c.started_at,
+           (SELECT max(a.applied_at) FROM shardid.ddl_applied AS a WHERE a.change_id = c.change_id) AS last_applied_at,
+           c.finished_at
+      FROM shardid.ddl_changes AS c;
+
+GRANT SELECT ON shardid.ddl_progress TO PUBLIC;
+
+COMMENT ON VIEW shardid.ddl_progress IS
+    'apply_ddl() progress, one row per change: template, command, kind, CONCURRENTLY or not, on the nodes or here, targets done and in all, running targets, who, started, last applied, finished (NULL while unfinished).';

@@ -1,0 +1,255 @@
+# apply_ddl.pl — apply_ddl() across nodes and across interruptions.
+#
+# A router (dblink and shardid, no PL/Proxy) and nodes a (shards 0-3) and b
+# (shards 4-7): apply_ddl() from the router adds a column with a default,
+# then, CONCURRENTLY, an index under a name PostgreSQL would not choose, on
+# both nodes' templates and every shard. Moves then keep both: shard 1 from
+# a to b, and shard 5, owned by a role of its own and with an index of its
+# own (a DBA's CREATE INDEX on that shard alone), from b to a, where the
+# index is made as the table's owner. A node with only the extension
+# (no template) is refused as a target, with a hint saying so.
+#
+# One node with default settings (max_locks_per_transaction 64) and 4096
+# shards: a plain ADD COLUMN (no IF NOT EXISTS) is ended by
+# pg_terminate_backend() while it runs; the ledger agrees with the tables
+# at that moment, another command is refused, and the re-CALL finishes it:
+# every table has the column, the ledger is complete. The same for CREATE
+# INDEX CONCURRENTLY over 512 shards: no second or invalid index is left.
+use strict;
+use warnings;
+
+use File::Basename qw(dirname);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+# Cluster.pm's init runs "$PG_REGRESS --config-auth DATADIR", a no-op on
+# Unix that must still succeed: use PGXS's pg_regress unless given one.
+unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
+{
+	chomp(my $pgxs = `pg_config --pgxs`);
+	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
+}
+
+# A data node: logical replication for moves.
+sub data_node
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(allows_streaming => 'logical');
+	$node->append_conf('postgresql.conf', qq{
+max_wal_senders = 20
+max_replication_slots = 20
+max_logical_replication_workers = 8
+wal_retrieve_retry_interval = 200ms
+wal_sender_timeout = 5s
+log_statement = none
+});
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE DATABASE app');
+	$node->safe_psql('app', q{
+CREATE EXTENSION shardid;
+CREATE ROLE app_owner;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+});
+	return $node;
+}
+
+# "tables with the column / tables" and "valid copies of the index / tables"
+# over the template and every shard's copy of posts.
+sub column_and_index
+{
+	my ($node, $db, $column, $index) = @_;
+	return $node->safe_psql($db, qq{
+SELECT count(*) FILTER (WHERE EXISTS (SELECT FROM pg_attribute AS a
+                                        WHERE a.attrelid = c.oid AND a.attname = '$column' AND NOT a.attisdropped))
+       || '/' || count(*) || ' '
+       || count(*) FILTER (WHERE EXISTS (SELECT FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid
+                                          WHERE x.indrelid = c.oid AND i.relname = '$index' AND x.indisvalid))
+       || '/' || count(*)
+  FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+ WHERE c.relname = 'posts' AND c.relkind = 'r' AND (n.nspname = 'public' OR n.nspname LIKE 'shard\\_%')});
+}
+
+# --- a router and two nodes ----------------------------------------------------
+my %node = map { $_ => data_node($_) } qw(a b);
+$node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 3)");
+$node{b}->safe_psql('app', "SELECT shardid.create_shards(4, 7)");
+for my $n (qw(a b))
+{
+	$node{$n}->safe_psql('app', q{
+SELECT shardid.create_table('public.posts');
+DO $$ DECLARE s name; BEGIN
+    FOR s IN SELECT schema FROM shardid.shards LOOP
+        EXECUTE format('INSERT INTO %I.posts (user_id, body) SELECT g, ''old'' FROM generate_series(1, 100) AS g', s);
+    END LOOP;
+END $$;
+});
+}
+
+my $router = PostgreSQL::Test::Cluster->new('router');
+$router->init;
+$router->append_conf('postgresql.conf', "log_statement = none\n");
+$router->start;
+$router->safe_psql('postgres', 'CREATE DATABASE app');
+$router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
+for my $n (qw(a b))
+{
+	my $connstr = $node{$n}->connstr('app');
+	$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$)");
+}
+$router->safe_psql('app', "SELECT shardid.place_shards('a', 0, 3) + shardid.place_shards('b', 4, 7)");
+
+my $t0 = time;
+$router->safe_psql('app', q{CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN mood text NOT NULL DEFAULT ''ok''')});
+$router->safe_psql('app', q{CALL shardid.apply_ddl('public.posts', 'CREATE INDEX CONCURRENTLY posts_by_user ON %s (user_id)')});
+note(sprintf('apply_ddl from the router, 2 changes on 2 nodes of 5 tables each: %.1f s', time - $t0));
+for my $n (qw(a b))
+{
+	is(column_and_index($node{$n}, 'app', 'mood', 'posts_by_user'), '5/5 5/5',
+		"node $n: the template and its 4 shards have the column and the index (valid)");
+}
+is($router->safe_psql('app', q{
+SELECT string_agg(kind || ' ' || concurrent || ' ' || targets_done || '/' || targets_total || ' ' || (finished_at IS NOT NULL), ', ' ORDER BY change_id)
+  FROM shardid.ddl_progress}),
+	'ALTER TABLE false 2/2 true, CREATE INDEX true 2/2 true', 'the router ledger: both changes done on both nodes');
+
+# --- moves keep the change, and a shard's own index -----------------------------
+# shard 5 belongs to a role of its own, whose index it gets
+$node{b}->safe_psql('app', q{
+ALTER SCHEMA shard_0005 OWNER TO app_owner;
+ALTER TABLE shard_0005.posts OWNER TO app_owner;
+CREATE INDEX posts_body_len ON shard_0005.posts (length(body));
+});
+$router->safe_psql('app', "CALL shardid.move_shard(1, 'b')");
+is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 1'), 'b', 'shard 1 moved to b');
+is($node{b}->safe_psql('app', q{
+SELECT count(*) FILTER (WHERE mood = 'ok') || ' ' || count(*) || ' '
+       || (SELECT count(*) FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid
+            WHERE x.indrelid = 'shard_0001.posts'::regclass AND i.relname = 'posts_by_user' AND x.indisvalid)
+  FROM shard_0001.posts}),
+	'100 100 1', 'on b, shard 1 has the column (its rows say ok) and the index posts_by_user');
+
+$router->safe_psql('app', "CALL shardid.move_shard(5, 'a')");
+is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 5'), 'a', 'shard 5, with an index of its own, moved to a');
+is($node{a}->safe_psql('app', q{
+SELECT string_agg(i.relname || ' ' || pg_get_userbyid(i.relowner) || ' ' || x.indisvalid, ', ' ORDER BY i.relname)
+  FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid WHERE x.indrelid = 'shard_0005.posts'::regclass}),
+	'posts_body_len app_owner true, posts_by_user app_owner true, posts_pkey app_owner true',
+	'on a, shard 5 has its own index (the table owner\'s), the template\'s and its key');
+is($node{a}->safe_psql('app', q{SELECT pg_get_indexdef('shard_0005.posts_body_len'::regclass)}),
+	'CREATE INDEX posts_body_len ON shard_0005.posts USING btree (length(body))', 'the index is the source\'s');
+is($node{a}->safe_psql('app', "SELECT count(*) FROM shard_0005.posts WHERE mood = 'ok'"), '100', 'shard 5 has its rows on a');
+is($node{a}->safe_psql('app', "SELECT count(*) FROM pg_index WHERE indrelid = 'public.posts'::regclass"),
+	'2', 'the template on a did not get the shard\'s own index');
+
+# A node with only the extension: no template to make the copy from. The
+# move is refused before anything changes, and the hint says what is missing.
+my $bare = PostgreSQL::Test::Cluster->new('c');
+$bare->init(allows_streaming => 'logical');
+$bare->append_conf('postgresql.conf', "log_statement = none\n");
+$bare->start;
+$bare->safe_psql('postgres', 'CREATE DATABASE app');
+$bare->safe_psql('app', 'CREATE EXTENSION shardid; CREATE ROLE app_owner;');
+my $bare_connstr = $bare->connstr('app');
+$router->safe_psql('app', "SELECT shardid.add_node('c', \$\$$bare_connstr\$\$)");
+my ($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nCALL shardid.move_shard(2, 'c')");
+like($err, qr/ERROR:\s+55000: shard 2 on node "a" has diverged from its templates: .*table posts: permanent on node "a" only/s,
+	'a move to a node without the template is refused');
+like($err, qr/HINT:\s+Node "c" has no template of posts: create it there as on node "a" and register it/,
+	'the hint names the missing template');
+is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 2')
+	  . ' ' . $bare->safe_psql('app', "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0002'"),
+	'a 0', 'shard 2 stays on a; nothing is made on c');
+
+$router->stop;
+$node{$_}->stop for qw(a b);
+$bare->stop;
+
+# --- one node, 4096 shards, default lock settings: interrupted and re-CALLed ---
+my $big = PostgreSQL::Test::Cluster->new('big');
+$big->init;
+$big->append_conf('postgresql.conf', "log_statement = none\nlog_min_messages = warning\n");
+$big->start;
+is($big->safe_psql('postgres', 'SHOW max_locks_per_transaction'), '64', 'default max_locks_per_transaction');
+$big->safe_psql('postgres', 'CREATE DATABASE app');
+$t0 = time;
+$big->safe_psql('app', q{
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+});
+$big->safe_psql('app', 'CALL shardid.create_shards_proc(0, 4095)');
+$big->safe_psql('app', "CALL shardid.create_table_proc('public.posts')");
+note(sprintf('4096 shards and their tables: %.1f s', time - $t0));
+
+# Runs CALL apply_ddl() in a session of its own and ends that session with
+# pg_terminate_backend() once $at tables are done; returns the done count.
+sub interrupt_apply_ddl
+{
+	my ($db, $command, $at) = @_;
+	my $bg = $big->background_psql($db, on_error_stop => 0);
+	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+	$pid =~ s/\D//g;
+	$bg->query_until(qr/calling/, "\\echo calling\nCALL shardid.apply_ddl('public.posts', \$cmd\$$command\$cmd\$);\n");
+	$big->poll_query_until($db, "SELECT count(*) >= $at FROM shardid.ddl_applied WHERE done")
+	  or die "apply_ddl did not reach $at tables";
+	$big->safe_psql($db, "SELECT pg_terminate_backend($pid)");
+	$big->poll_query_until($db, "SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $pid)")
+	  or die 'the session did not end';
+	# psql, not interactive, exits when its connection is lost
+	eval { $bg->quit };
+	return $big->safe_psql($db, 'SELECT count(*) FROM shardid.ddl_applied WHERE done');
+}
+
+my $add = q{ALTER TABLE %s ADD COLUMN mood text DEFAULT 'ok'};
+$t0 = time;
+my $done = interrupt_apply_ddl('app', $add, 600);
+ok($done >= 600 && $done < 4097, "terminated after $done of 4097 tables");
+is(column_and_index($big, 'app', 'mood', '-'), "$done/4097 0/4097",
+	'the tables that have the column are exactly those the ledger says are done');
+is($big->safe_psql('app', 'SELECT finished_at IS NULL FROM shardid.ddl_changes'), 't', 'the change is unfinished');
+($ret, $out, $err) = $big->psql('app', "\\set VERBOSITY verbose\nCALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN other int')");
+like($err, qr/ERROR:\s+55000: sharded table posts has an unfinished change/, 'another command is refused meanwhile (55000)');
+($ret, $out, $err) = $big->psql('app', "CALL shardid.apply_ddl('public.posts', \$cmd\$$add\$cmd\$)");
+is($ret, 0, 'the re-CALL succeeds');
+like($err, qr/finished: ${\(4097 - $done)} tables changed now, $done of 4097 had it already/,
+	'the re-CALL changed only the tables the first CALL had not');
+note(sprintf('ADD COLUMN over 4097 tables, interrupted and re-CALLed: %.1f s', time - $t0));
+is(column_and_index($big, 'app', 'mood', '-'), '4097/4097 0/4097', 'every table has the column');
+is($big->safe_psql('app', q{
+SELECT count(*) || ' ' || count(*) FILTER (WHERE done) || ' ' || count(DISTINCT target) || ' '
+       || (SELECT count(*) FROM shardid.ddl_changes WHERE finished_at IS NOT NULL)
+  FROM shardid.ddl_applied}),
+	'4097 4097 4097 1', 'the ledger is complete: one done row per table, the change finished');
+is($big->safe_psql('app', q{SELECT count(*) FROM pg_attribute WHERE attname = 'mood' AND NOT attisdropped AND attrelid IN (SELECT oid FROM pg_class WHERE relname = 'posts')}),
+	'4097', 'the column exists once per table');
+
+# CREATE INDEX CONCURRENTLY over 512 shards, interrupted mid-way.
+$big->safe_psql('postgres', 'CREATE DATABASE cic');
+$big->safe_psql('cic', q{
+CREATE EXTENSION dblink;
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+});
+$big->safe_psql('cic', 'CALL shardid.create_shards_proc(0, 511)');
+$big->safe_psql('cic', "CALL shardid.create_table_proc('public.posts')");
+my $cic = 'CREATE INDEX CONCURRENTLY posts_by_user ON %s (user_id)';
+$t0 = time;
+$done = interrupt_apply_ddl('cic', $cic, 100);
+ok($done >= 100 && $done < 513, "CONCURRENTLY: terminated after $done of 513 tables");
+($ret, $out, $err) = $big->psql('cic', "CALL shardid.apply_ddl('public.posts', '$cic')");
+is($ret, 0, 'the CONCURRENTLY re-CALL succeeds') or diag($err);
+note(sprintf('CREATE INDEX CONCURRENTLY over 513 tables, interrupted and re-CALLed: %.1f s', time - $t0));
+is(column_and_index($big, 'cic', '-', 'posts_by_user'), '0/513 513/513', 'every table has the index, valid');
+is($big->safe_psql('cic', q{
+SELECT count(*) || ' ' || count(*) FILTER (WHERE NOT x.indisvalid)
+  FROM pg_index AS x JOIN pg_class AS c ON c.oid = x.indrelid WHERE c.relname = 'posts' AND NOT x.indisprimary}),
+	'513 0', 'one index besides the key per table, none invalid');
+is($big->safe_psql('cic', q{
+SELECT count(*) FILTER (WHERE done) || ' ' || count(*) || ' ' || (SELECT count(*) FROM shardid.ddl_changes WHERE finished_at IS NOT NULL)
+  FROM shardid.ddl_applied}),
+	'513 513 1', 'the ledger is complete');
+
+$big->stop;
+done_testing();
