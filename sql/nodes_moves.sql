@@ -343,6 +343,18 @@ SELECT * FROM dblink('writer', 'SELECT shardid.thaw_shard_tables(''shard_0003'')
 SELECT * FROM dblink('writer', 'SELECT body FROM shard_0003.posts') AS t(body text);
 SELECT dblink_disconnect('writer');
 
+-- Issue 29: an online move warns when its target's logical replication
+-- launcher would hold its subscription back: PostgreSQL 15 or older (one
+-- start per wal_retrieve_retry_interval for all subscriptions) with the
+-- interval over 1 s. _move_prepare() passes the target's
+-- server_version_num and pg_settings.setting (ms).
+SELECT shardid._move_check_launcher('mb', 150013, 5000);
+SELECT shardid._move_check_launcher('mb', 150013, 1001);
+SELECT shardid._move_check_launcher('mb', 150013, 1000);
+SELECT shardid._move_check_launcher('mb', 150013, 200);
+SELECT shardid._move_check_launcher('mb', 160000, 5000);
+SELECT shardid._move_check_launcher('mb', 190000, 60000);
+
 -- Clean up: this database is shared with the other regression tests.
 DELETE FROM shardid.shard_placement;
 DELETE FROM shardid.nodes;

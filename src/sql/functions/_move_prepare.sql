@@ -10,8 +10,9 @@
 -- copy the target would make from its templates is the source's shard
 -- (the trial copy is undone), else "diverged" names every difference; an
 -- online move needs wal_level = logical, a free replication slot and a
--- replica identity on every table of the shard. Leaves the connections
--- shardid_move_source and shardid_move_target open.
+-- replica identity on every table of the shard; a NOTICE when the
+-- target's launcher would delay the copy (_move_check_launcher). Leaves the
+-- connections shardid_move_source and shardid_move_target open.
 CREATE OR REPLACE FUNCTION shardid._move_prepare(shard integer, to_node text, offline boolean)
     RETURNS shardid.shard_moves
     LANGUAGE plpgsql
@@ -26,6 +27,7 @@ DECLARE
     trial   jsonb;
     layout  text;
     mine    text;
+    tgt     jsonb;
 BEGIN
     IF to_node IS NULL THEN
         RAISE EXCEPTION 'to_node must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -134,12 +136,19 @@ BEGIN
                 USING ERRCODE = 'configuration_limit_exceeded',
                       HINT = 'Raise max_replication_slots there (a restart), or drop an unused slot.';
         END IF;
+        tgt := shardid._node('shardid_move_target',
+            $q$SELECT pg_catalog.jsonb_build_object('version', pg_catalog.current_setting('server_version_num')::pg_catalog.int4,
+                                                    'retry_ms', s.setting::pg_catalog.int4)
+                 FROM pg_catalog.pg_settings AS s WHERE s.name OPERATOR(pg_catalog.=) 'wal_retrieve_retry_interval'$q$, to_node)::jsonb;
     END IF;
     INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase, bytes_total)
         VALUES (shard, p.node, to_node, src->>'schema_name', CASE WHEN offline THEN 'offline' ELSE 'online' END, 'schema',
                 (src->>'bytes')::bigint)
         RETURNING * INTO m;
     RAISE NOTICE 'moving shard % (%) from "%" to "%" (%)', shard, quote_ident(m.schema_name), m.source, m.target, m.mode;
+    IF tgt IS NOT NULL THEN
+        PERFORM shardid._move_check_launcher(to_node, (tgt->>'version')::integer, (tgt->>'retry_ms')::integer);
+    END IF;
     RETURN m;
 END
 $$;

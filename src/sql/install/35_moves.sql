@@ -72,6 +72,7 @@
 \ir ../functions/_move_lock.sql
 \ir ../functions/_move_unlock.sql
 \ir ../functions/_move_lock_tables.sql
+\ir ../functions/_move_check_launcher.sql
 \ir ../functions/_move_prepare.sql
 \ir ../functions/_move_schema.sql
 \ir ../functions/_move_compare.sql
