@@ -34,6 +34,7 @@ awk -v dir="$work" '
 expect "queries: one of each name" "$(sort "$work/queries" | uniq -d)" ""
 
 pg_start exporter
+trap 'rm -rf "$work"; pg_stop_all' EXIT # (pg_start set its own)
 createdb app
 q -d app >/dev/null <<SQL
 CREATE EXTENSION shardid;
