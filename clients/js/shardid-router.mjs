@@ -24,7 +24,12 @@
 //   await m.close();
 //
 // The function passed to run() may run more than once: it must do nothing but
-// work on the client it is given. Connection settings are libpq key=value
+// work on the client it is given.
+//
+// fanOut() reads many shards without holding every shard's locks at once: the
+// query runs once per shard, %s standing for the shard's schema, grouped by
+// node, one read-only transaction per batch of shards:
+//   for await (const { shard, row } of m.fanOut('SELECT id, caption FROM %s.photos WHERE user_id = $1', [19])) ... Connection settings are libpq key=value
 // strings (host, port, dbname, user, password, application_name, options,
 // connect_timeout), postgres:// URLs, or node-postgres config objects.
 
@@ -99,6 +104,29 @@ export function parseConninfo(conninfo) {
     else config[to] = value;
   }
   return config;
+}
+
+/** The text of a fanOut() query split at its %s (the shard's schema), %% made a literal %. */
+export function fanOutPieces(query) {
+  if (typeof query !== 'string') throw new TypeError(`a fanOut() query is a string, not ${typeof query}`);
+  const pieces = [];
+  let piece = '';
+  let start = 0;
+  for (const m of query.matchAll(/%[%s]/g)) {
+    piece += query.slice(start, m.index);
+    start = m.index + 2;
+    if (m[0] === '%%') {
+      piece += '%';
+    } else {
+      pieces.push(piece);
+      piece = '';
+    }
+  }
+  pieces.push(piece + query.slice(start));
+  if (pieces.length < 2) {
+    throw new SyntaxError('a fanOut() query names the shard\'s schema as %s (e.g. SELECT ... FROM %s.photos); this one has no %s');
+  }
+  return pieces;
 }
 
 async function defaultConnect(conninfo) {
@@ -269,7 +297,10 @@ export class ShardMap {
   /** The schema name create_shard() gives a shard: shard_0005 (wider with more than 9999 shards). */
   async schemaForShard(shard) {
     await this._refresh(false);
-    shard = this._checkShard(shard);
+    return this._schemaName(this._checkShard(shard));
+  }
+
+  _schemaName(shard) {
     return `shard_${String(shard).padStart(Math.max(4, String(this._layout.maxShard).length), '0')}`;
   }
 
@@ -321,6 +352,114 @@ export class ShardMap {
         pause = Math.min(pause * 2, this.backoff[1]);
       }
     }
+  }
+
+  /**
+   * Run query on each shard (default: every placed shard) and yield { shard, row } for each row,
+   * as the rows arrive (an async iterator: for await ... of). query: SQL text where each %s
+   * stands for the shard's schema, quoted by node-postgres's escapeIdentifier, never pasted in;
+   * %% is a literal %. params: the values of $1, $2, ..., the same for every shard. The shards
+   * are grouped by node (nodes in name order, shards in order within a node) and run in batches
+   * of batchSize shards, one READ ONLY transaction per batch on one pooled client, so a
+   * transaction holds the locks of at most batchSize shards' tables. A shard found moved (its
+   * schema gone, 3F000 or 42P01, and the placement read again says so) runs again on its new
+   * node, within retryDeadline as run() does; the shards already yielded are not run again. Any
+   * other error is thrown; the rows yielded before it stay yielded. Leaving the loop early
+   * (break) ends the batch's transaction and returns its client to the pool. The query, params
+   * and batchSize are checked at the call, the shards when the iteration starts.
+   */
+  fanOut(query, params = [], { shards, batchSize = 64 } = {}) {
+    const pieces = fanOutPieces(query);
+    if (!Array.isArray(params)) throw new TypeError('fanOut() params are an array (the values of $1, $2, ...)');
+    if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize is a positive integer, not ${batchSize}`);
+    if (shards !== undefined && shards !== null) shards = [...shards].map(checkShardType);
+    return this._fanOut(pieces, params, shards, batchSize);
+  }
+
+  async *_fanOut(pieces, params, shards, batchSize) {
+    let list;
+    if (shards === undefined || shards === null) {
+      list = await this.shards();
+    } else {
+      await this._refresh(false);
+      list = [...new Set(shards.map((s) => this._checkShard(s)))].sort((x, y) => x - y);
+      for (const shard of list) await this.nodeForShard(shard); // placed on a node of ours
+    }
+    const done = new Set();
+    const deadlines = new Map();
+    const pauses = new Map();
+    for (;;) {
+      const todo = new Map(); // node -> shards
+      for (const shard of list) {
+        if (done.has(shard)) continue;
+        const node = await this.nodeForShard(shard);
+        if (!todo.has(node)) todo.set(node, []);
+        todo.get(node).push(shard);
+      }
+      if (todo.size === 0) return;
+      let running = null; // { shard, node, started } while a shard's query is sent
+      try {
+        for (const node of [...todo.keys()].sort()) {
+          const nodeShards = todo.get(node);
+          for (let i = 0; i < nodeShards.length; i += batchSize) {
+            const client = await (await this.pool(node)).connect();
+            let broken = false;
+            let open = false;
+            const query = async (text, values) => {
+              try {
+                return await client.query(text, values);
+              } catch (err) {
+                broken = broken || !sqlstateOf(err); // the connection, not the statement
+                throw err;
+              }
+            };
+            try {
+              await query('BEGIN READ ONLY');
+              open = true;
+              for (const shard of nodeShards.slice(i, i + batchSize)) {
+                running = { shard, node, started: this._clock() };
+                const result = await query(pieces.join(client.escapeIdentifier(this._schemaName(shard))), params);
+                running = null;
+                done.add(shard);
+                for (const row of result.rows) yield { shard, row };
+              }
+              open = false;
+              await query('COMMIT');
+            } finally {
+              if (open) await query('ROLLBACK').catch(() => {});
+              client.release(broken);
+            }
+          }
+        }
+        return;
+      } catch (err) {
+        if (!running || !(await this._fanOutRetry(err, running, deadlines, pauses))) throw err;
+      }
+    }
+  }
+
+  // After fanOut()'s query failed on a shard: true to go on (the map read again, after a pause
+  // if need be), false to throw. Only a missing schema or table can be a move: a read is never
+  // refused by a freeze, so 25006 here is the query writing in a READ ONLY batch.
+  async _fanOutRetry(err, { shard, node, started }, deadlines, pauses) {
+    if (!GONE.has(sqlstateOf(err))) return false;
+    if (!deadlines.has(shard)) deadlines.set(shard, started + this.retryDeadline);
+    const deadline = deadlines.get(shard);
+    if (this._clock() >= deadline) return false;
+    await this._refresh(true);
+    const movedTo = this._placement.get(shard);
+    // a map read after the error shows no move: not ours to retry
+    if (movedTo === node && !this._moving.has(shard) && this._loadedAt >= started) return false;
+    this.retries += 1;
+    if (movedTo !== node) return true; // at once, on the new node
+    if (!this._moving.has(shard)) {
+      await this._sleep(this.minReloadGap); // the map predates the attempt: retry once it can be read
+      return true;
+    }
+    const pause = pauses.get(shard) ?? this.backoff[0];
+    await this._sleep(Math.min(pause * (0.5 + Math.random()), Math.max(0, deadline - this._clock())));
+    pauses.set(shard, Math.min(pause * 2, this.backoff[1]));
+    return true;
   }
 
   /** Close every pool and the router connection. */

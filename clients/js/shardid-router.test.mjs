@@ -4,7 +4,7 @@
 //   node --test shardid-router.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ShardMap, ShardNotPlaced, UnknownNode, moveErrorKind, parseConninfo, sqlstateOf } from './shardid-router.mjs';
+import { ShardMap, ShardNotPlaced, UnknownNode, fanOutPieces, moveErrorKind, parseConninfo, sqlstateOf } from './shardid-router.mjs';
 
 class PgError extends Error { // shaped like node-postgres's DatabaseError
   constructor(code, message) { super(message); this.code = code; }
@@ -287,6 +287,190 @@ test('close', async () => {
   await assert.rejects(m.run(5, async () => {}), /closed/);
 });
 
+// fanOut() on fake nodes: each query returns two rows made from the shard
+// number; every transaction is recorded with the shards it queried.
+function fakeNode(name, shards) {
+  const node = { name, shards: new Set(shards), transactions: [], queries: [], fail: new Map(), before: null, out: 0, released: [] };
+  node.pool = {
+    async connect() {
+      node.out += 1;
+      let tx = null;
+      return {
+        escapeIdentifier: (s) => `"${s.replace(/"/g, '""')}"`, // as node-postgres's
+        async query(text, values) {
+          if (text === 'BEGIN READ ONLY') {
+            assert.ok(!tx || tx.status !== 'open');
+            tx = { status: 'open', shards: [] };
+            node.transactions.push(tx);
+            return {};
+          }
+          if (text === 'COMMIT' || text === 'ROLLBACK') {
+            tx.status = text === 'COMMIT' && !tx.failed ? 'commit' : 'rollback';
+            return {};
+          }
+          assert.equal(tx?.status, 'open', text);
+          const shard = Number(/"shard_(\d{4})"/.exec(text)[1]);
+          node.queries.push({ text, values });
+          if (node.before) node.before(node, shard);
+          tx.shards.push(shard);
+          if (node.fail.has(shard) || !node.shards.has(shard)) {
+            tx.failed = true;
+            throw node.fail.get(shard) ?? new PgError('3F000', `schema "shard_${String(shard).padStart(4, '0')}" does not exist`);
+          }
+          return { rows: [{ shard, n: 1 }, { shard, n: 2 }] };
+        },
+        release(broken) { node.out -= 1; node.released.push(broken ? 'broken' : 'ok'); },
+      };
+    },
+    async end() {},
+  };
+  return node;
+}
+
+function fanOutSetup(options = {}) {
+  const nodes = { a: fakeNode('a', [...Array(32).keys()]), b: fakeNode('b', [...Array(32).keys()].map((s) => s + 32)) };
+  const t = setup({ poolFactory: async (conninfo, name) => nodes[name].pool, ...options });
+  return { ...t, nodes };
+}
+
+const batches = (node) => node.transactions.map((tx) => [tx.status, tx.shards]);
+const range = (from, to) => [...Array(to - from).keys()].map((i) => i + from);
+async function collect(iterator) {
+  const out = [];
+  for await (const item of iterator) out.push(item);
+  return out;
+}
+
+test('fanOut: every shard, by node, in batches', async () => {
+  const { m, nodes } = fanOutSetup();
+  const rows = await collect(m.fanOut("SELECT shard, n FROM %s.t WHERE x = $1 AND y LIKE 'a%%'", [1], { batchSize: 10 }));
+  assert.deepEqual(rows, range(0, 64).flatMap((s) => [{ shard: s, row: { shard: s, n: 1 } }, { shard: s, row: { shard: s, n: 2 } }]));
+  assert.deepEqual(batches(nodes.a), [['commit', range(0, 10)], ['commit', range(10, 20)], ['commit', range(20, 30)], ['commit', [30, 31]]]);
+  assert.deepEqual(batches(nodes.b), [0, 10, 20, 30].map((i) => ['commit', range(32 + i, Math.min(64, 42 + i))]));
+  // the schema quoted by the client's escapeIdentifier; %% is a %
+  assert.deepEqual(nodes.a.queries[5], { text: 'SELECT shard, n FROM "shard_0005".t WHERE x = $1 AND y LIKE \'a%\'', values: [1] });
+  assert.deepEqual([m.retries, m.reloads, nodes.a.out, nodes.b.out], [0, 1, 0, 0]);
+  assert.ok([...nodes.a.released, ...nodes.b.released].every((r) => r === 'ok'));
+});
+
+test('fanOut: the default batch, each %s', async () => {
+  const { m, nodes } = fanOutSetup();
+  assert.equal((await collect(m.fanOut('SELECT 1 FROM %s.t JOIN %s.u USING (id)'))).length, 128);
+  assert.deepEqual(nodes.a.transactions.map((tx) => tx.shards.length), [32]); // batchSize 64
+  assert.deepEqual(nodes.b.queries[0], { text: 'SELECT 1 FROM "shard_0032".t JOIN "shard_0032".u USING (id)', values: [] });
+});
+
+test('fanOut: some shards', async () => {
+  const { m, nodes } = fanOutSetup();
+  const rows = await collect(m.fanOut('SELECT * FROM %s.t', [], { shards: [40, 3, 3n, 2], batchSize: 2 }));
+  assert.deepEqual(rows.map((r) => r.shard), [2, 2, 3, 3, 40, 40]);
+  assert.deepEqual([batches(nodes.a), batches(nodes.b)], [[['commit', [2, 3]]], [['commit', [40]]]]);
+  assert.deepEqual(await collect(m.fanOut('SELECT * FROM %s.t', [], { shards: [] })), []);
+});
+
+test('fanOut: arguments', async () => {
+  const { m, nodes, clock } = fanOutSetup();
+  assert.throws(() => m.fanOut('SELECT * FROM shard_0001.t'), /names the shard's schema as %s/);
+  assert.throws(() => m.fanOut("SELECT '%%s' FROM t"), SyntaxError); // %% then s: a literal %s
+  assert.throws(() => m.fanOut(5), TypeError);
+  for (const bad of [0, -1, 1.5, '2', null]) assert.throws(() => m.fanOut('SELECT * FROM %s.t', [], { batchSize: bad }), RangeError);
+  assert.throws(() => m.fanOut('SELECT * FROM %s.t', 5), TypeError);
+  assert.throws(() => m.fanOut('SELECT * FROM %s.t', [], { shards: ['5'] }), TypeError);
+  await assert.rejects(collect(m.fanOut('SELECT * FROM %s.t', [], { shards: [8192] })), RangeError);
+  clock.now += 1000;
+  await assert.rejects(collect(m.fanOut('SELECT * FROM %s.t', [], { shards: [1, 100] })), ShardNotPlaced);
+  assert.deepEqual(nodes.a.transactions, []);
+  assert.deepEqual(fanOutPieces('a %s b %%s c %% %s'), ['a ', ' b %s c % ', '']);
+  assert.deepEqual(fanOutPieces('%s'), ['', '']);
+});
+
+test('fanOut: a moved shard runs again on its new node', async () => {
+  const { m, router, nodes, clock } = fanOutSetup();
+  await m.nodeForShard(5);
+  router.placement.set(5, 'b'); // moved (--drop-old) since the map was read
+  nodes.a.shards.delete(5);
+  nodes.b.shards.add(5);
+  clock.now += 1000;
+  const rows = await collect(m.fanOut('SELECT * FROM %s.t', [], { batchSize: 4 }));
+  assert.deepEqual(rows.map((r) => r.shard).sort((x, y) => x - y), range(0, 64).flatMap((s) => [s, s])); // each shard's rows once
+  assert.deepEqual(rows.slice(0, 12).map((r) => r.shard), [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 6, 6]); // 4's rows came before the error
+  assert.deepEqual(batches(nodes.a), [['commit', [0, 1, 2, 3]], ['rollback', [4, 5]], ['commit', [6, 7, 8, 9]],
+    ...[10, 14, 18, 22, 26, 30].map((i) => ['commit', range(i, Math.min(32, i + 4))])]);
+  assert.deepEqual(batches(nodes.b)[0], ['commit', [5, 32, 33, 34]]);
+  assert.deepEqual([m.retries, m.reloads, clock.slept, nodes.a.out], [1, 2, [], 0]);
+});
+
+test('fanOut: a moving shard is waited for', async () => {
+  const { m, router, nodes, clock } = fanOutSetup();
+  await m.nodeForShard(5);
+  clock.now += 1000;
+  router.moving.add(5);
+  nodes.a.shards.delete(5); // gone from a, the router not yet repointed
+  nodes.a.before = (node, shard) => {
+    if (shard === 5 && node.queries.length === 4) { // the third try on a
+      router.placement.set(5, 'b');
+      nodes.b.shards.add(5);
+    }
+  };
+  const rows = await collect(m.fanOut('SELECT * FROM %s.t', [], { shards: [4, 5, 6, 7], batchSize: 2 }));
+  assert.deepEqual(rows.map((r) => r.shard), [4, 4, 6, 6, 7, 7, 5, 5]);
+  assert.deepEqual(batches(nodes.a).slice(0, 3), [['rollback', [4, 5]], ['rollback', [5]], ['rollback', [5]]]);
+  assert.deepEqual(batches(nodes.a).at(-1), ['commit', [6, 7]]);
+  assert.deepEqual(batches(nodes.b), [['commit', [5]]]);
+  // backed off while the router said a, moving (the map read again at most every 20 ms), then on b at once
+  assert.ok(m.retries >= 3 && m.retries <= 8, String(m.retries));
+  assert.equal(clock.slept.length, m.retries - 1);
+});
+
+test('fanOut: moving past the deadline throws', async () => {
+  const { m, router, nodes, clock } = fanOutSetup({ retryDeadline: 1000 });
+  router.moving.add(5);
+  nodes.a.shards.delete(5);
+  await assert.rejects(collect(m.fanOut('SELECT * FROM %s.t', [], { shards: [5] })), (err) => err.code === '3F000');
+  const slept = clock.slept.reduce((x, y) => x + y, 0);
+  assert.ok(slept >= 700 && slept <= 1300, String(slept));
+});
+
+test('fanOut: a missing table without a move is thrown', async () => {
+  const { m, nodes, clock } = fanOutSetup();
+  await m.nodeForShard(0);
+  clock.now += 1000;
+  nodes.a.fail.set(6, missingError());
+  const got = [];
+  await assert.rejects(async () => { for await (const { shard } of m.fanOut('SELECT * FROM %s.t', [], { batchSize: 4 })) got.push(shard); },
+    /does not exist/);
+  assert.deepEqual(got, [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]); // what came before the error
+  assert.deepEqual(batches(nodes.a), [['commit', [0, 1, 2, 3]], ['rollback', [4, 5, 6]]]);
+  assert.deepEqual([m.retries, m.reloads, nodes.a.out, nodes.a.released], [0, 2, 0, ['ok', 'ok']]);
+});
+
+test('fanOut: other errors are thrown at once', async () => {
+  const { m, nodes, clock } = fanOutSetup();
+  await m.nodeForShard(0);
+  clock.now += 1000;
+  for (const err of [new PgError('22012', 'division by zero'), new PgError('25006', 'cannot execute INSERT in a read-only transaction'),
+    retiredError(), new Error('Connection terminated unexpectedly')]) {
+    nodes.a.fail.set(7, err);
+    nodes.a.transactions.length = 0;
+    await assert.rejects(collect(m.fanOut('SELECT * FROM %s.t', [], { shards: [7, 8] })), (e) => e === err);
+    assert.deepEqual(batches(nodes.a), [['rollback', [7]]]);
+  }
+  assert.deepEqual([m.retries, m.reloads, clock.slept], [0, 1, []]);
+  assert.deepEqual(nodes.a.released, ['ok', 'ok', 'ok', 'broken']); // a lost connection is not reused
+});
+
+test('fanOut: leaving the loop ends the transaction', async () => {
+  const { m, nodes, pools } = fanOutSetup();
+  for await (const { shard } of m.fanOut('SELECT * FROM %s.t', [], { batchSize: 8 })) {
+    assert.equal(shard, 0);
+    assert.deepEqual([nodes.a.transactions[0].status, nodes.a.out], ['open', 1]);
+    break;
+  }
+  assert.deepEqual([batches(nodes.a), nodes.a.out, nodes.a.released], [[['rollback', [0]]], 0, ['ok']]);
+  assert.deepEqual(nodes.b.transactions, []);
+  assert.equal(pools.b, undefined);
+});
+
 test('SQLSTATEs through ORM wrappers', () => {
   const err = retiredError();
   assert.equal(sqlstateOf({ original: err }), '25006'); // sequelize
@@ -344,6 +528,42 @@ test('live: a router and two nodes', { skip: !live && 'SHARDID_LIVE not set (tes
       // at most one more try, when the map was read less than minReloadGap before the error
       assert.ok(m.retries <= retries + 1);
       assert.equal(await m.run(2, async (c) => (await c.query('SELECT 1 AS one')).rows[0].one), 1);
+    });
+    await t.test('fanOut: every shard, in batches', async () => {
+      const body = `fan-out js ${Date.now()}`;
+      for (let shard = 0; shard < 16; shard++) await m.run(shard, (c) => insert(shard, c, body));
+      // per shard: its rows, the transaction (its virtual xid), the locks this transaction
+      // holds on shard tables and indexes, read-only or not
+      const rows = await collect(m.fanOut(
+        `SELECT p.user_id,
+                (SELECT virtualxid FROM pg_locks WHERE locktype = 'virtualxid' AND pid = pg_backend_pid()) AS tx,
+                (SELECT count(*) FROM pg_locks AS l JOIN pg_class AS c ON c.oid = l.relation
+                  WHERE l.pid = pg_backend_pid() AND c.relnamespace::regnamespace::text LIKE 'shard\\_%%')::int AS locks,
+                current_setting('transaction_read_only') AS ro
+           FROM %s.posts AS p WHERE p.body = $1`, [body], { batchSize: 3 }));
+      assert.deepEqual(rows.map(({ shard, row }) => [shard, row.user_id]), range(0, 16).map((s) => [s, BigInt(s)]));
+      assert.deepEqual(new Set(rows.map(({ row }) => row.ro)), new Set(['on']));
+      const txs = new Map();
+      for (const { shard, row } of rows) {
+        if (!txs.has(row.tx)) txs.set(row.tx, []);
+        txs.get(row.tx).push([shard, row.locks]);
+      }
+      assert.deepEqual([...txs.values()].map((b) => b.map(([s]) => s)),
+        [[0, 1, 2], [3, 4, 5], [6, 7], [8, 9, 10], [11, 12, 13], [14, 15]]);
+      // a table and its index per shard read, held until the batch's transaction ends
+      for (const b of txs.values()) assert.deepEqual(b.map(([, n]) => n), b.map((_, i) => 2 * (i + 1)));
+    });
+    await t.test('fanOut: quoting, %%, read-only', async () => {
+      const [{ shard, row }, ...more] = await collect(m.fanOut(
+        "SELECT current_query() AS q, '100%%' AS pct, (SELECT count(*) FROM %s.posts) >= 0 AS ok", [], { shards: [9] }));
+      assert.deepEqual([shard, row.pct, row.ok, more], [9, '100%', true, []]);
+      assert.ok(row.q.includes('FROM "shard_0009".posts'), row.q); // node-postgres's escapeIdentifier
+      const retries = m.retries;
+      await assert.rejects(collect(m.fanOut("INSERT INTO %s.posts (id, user_id, body) VALUES (1, 1, 'x') RETURNING id", [], { shards: [1] })),
+        (err) => err.code === '25006'); // a write refused in a read-only batch: not retried
+      assert.equal(m.retries, retries);
+      await assert.rejects(collect(m.fanOut('SELECT * FROM %s.nope', [], { shards: [1] })), (err) => err.code === '42P01');
+      assert.ok(m.retries <= retries + 1);
     });
     await t.test('a frozen shard waits for the thaw', async () => {
       await admin('a', "SELECT shardid.freeze_shard_tables('shard_0003', 3, 'b')");

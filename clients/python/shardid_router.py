@@ -29,14 +29,22 @@ is kept (the nodes still serve their shards).
 The function passed to run() may run more than once: it must do nothing but
 work on the connection it is given (no side effects outside the
 transaction). Debian: python3-psycopg, python3-psycopg-pool.
+
+fan_out() reads many shards without holding every shard's locks at once:
+the query runs once per shard, with %s standing for the shard's schema,
+grouped by node, one read-only transaction per batch of shards:
+
+    for shard, row in m.fan_out("SELECT id, caption FROM %s.photos WHERE user_id = %(u)s", {"u": 19}):
+        ...
 """
 
 import logging
 import random
+import re
 import threading
 import time
 
-__all__ = ["ShardMap", "ShardNotPlaced", "UnknownNode", "sqlstate_of", "move_error_kind"]
+__all__ = ["ShardMap", "ShardNotPlaced", "UnknownNode", "sqlstate_of", "move_error_kind", "fan_out_pieces"]
 __version__ = "0.2.0"
 
 log = logging.getLogger("shardid_router")
@@ -45,6 +53,8 @@ log = logging.getLogger("shardid_router")
 _GONE = {"42P01", "3F000"}  # undefined_table, invalid_schema_name
 #: 25006 read_only_sql_transaction: frozen for a cut-over, or the retired copy
 _READ_ONLY = "25006"
+#: the tokens fan_out() reads in a query: %s (the shard's schema) and %% (left to the driver)
+_FAN_OUT_TOKEN = re.compile(r"%[%s]")
 
 
 class ShardNotPlaced(LookupError):
@@ -106,6 +116,24 @@ def _default_pool(conninfo, name, min_size, max_size, kwargs):
 
     return ConnectionPool(conninfo, min_size=min_size, max_size=max_size, kwargs=kwargs,
                           name=f"shardid-{name}", open=True)
+
+
+def fan_out_pieces(query):
+    """The text of a fan_out() query split at its %s (the shard schema):
+    the pieces between them, %% left as it is (the driver makes it one %).
+    Raises ValueError if there is no %s."""
+    if not isinstance(query, str):
+        raise TypeError(f"a fan_out() query is a str, not {type(query).__name__}")
+    pieces, start = [], 0
+    for m in _FAN_OUT_TOKEN.finditer(query):
+        if m.group() == "%s":
+            pieces.append(query[start:m.start()])
+            start = m.end()
+    pieces.append(query[start:])
+    if len(pieces) < 2:
+        raise ValueError("a fan_out() query names the shard's schema as %s (e.g. SELECT ... FROM %s.photos); "
+                         "this one has no %s")
+    return pieces
 
 
 def _run_in_pool(pool, fn):
@@ -311,6 +339,106 @@ class ShardMap:
                     continue
                 self._sleep(min(pause * (0.5 + random.random()), max(0.0, deadline - self._clock())))
                 pause = min(pause * 2, self.backoff[1])
+
+    # -- reading many shards ----------------------------------------------------
+
+    def fan_out(self, query, params=None, *, shards=None, batch_size=64, row_factory=None):
+        """Run query on each shard (default: every placed shard) and yield
+        (shard, row) for each row, as the rows arrive.
+
+        query: SQL text where each %s stands for the shard's schema, quoted
+        as an identifier by psycopg (sql.Identifier), never pasted in; %% is
+        a literal %. params: the query's other parameters, the same for
+        every shard: a dict for %(name)s placeholders (or a sequence for
+        %t / %b). The shards are grouped by node (nodes in name order,
+        shards in order within a node) and run in batches of batch_size
+        shards, one READ ONLY transaction per batch on one pooled
+        connection, so a transaction holds the locks of at most batch_size
+        shards' tables. A shard found moved (its schema gone, 3F000 or
+        42P01, and the placement read again says so) is run again on its
+        new node, within retry_deadline as run() does; the shards already
+        yielded are not run again. Any other error is raised; the rows
+        yielded before it stay yielded. row_factory: a psycopg row factory
+        (e.g. psycopg.rows.dict_row) for the rows. The arguments are checked
+        at the call; the shards run as the generator is iterated (close it,
+        or leave the loop, to end the batch's transaction early)."""
+        pieces = fan_out_pieces(query)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size is a positive int, not {batch_size!r}")
+        if params is None:
+            params = ()  # so that %% means % whether there are parameters or not
+        if shards is None:
+            shards = self.shards()
+        else:
+            shards = sorted(set(shards))
+            for shard in shards:
+                self.node_for_shard(shard)  # an int in range, placed on a node of ours
+        return self._fan_out(pieces, params, shards, batch_size, row_factory)
+
+    def _fan_out(self, pieces, params, shards, batch_size, row_factory):
+        from psycopg import sql  # Debian: python3-psycopg
+
+        done = set()
+        deadlines, pauses = {}, {}
+
+        def composed(shard):
+            ident = sql.Identifier(self.schema_for_shard(shard))
+            parts = [sql.SQL(pieces[0])]
+            for piece in pieces[1:]:
+                parts += [ident, sql.SQL(piece)]
+            return sql.Composed(parts)
+
+        while True:
+            todo = {}
+            for shard in shards:
+                if shard not in done:
+                    todo.setdefault(self.node_for_shard(shard), []).append(shard)
+            if not todo:
+                return
+            running = None  # (shard, node, started) while a shard's query is sent
+            try:
+                for node in sorted(todo):
+                    node_shards = todo[node]
+                    for i in range(0, len(node_shards), batch_size):
+                        with self.pool(node).connection() as conn, conn.transaction():
+                            conn.execute("SET TRANSACTION READ ONLY")
+                            for shard in node_shards[i:i + batch_size]:
+                                running = (shard, node, self._clock())
+                                with (conn.cursor(row_factory=row_factory) if row_factory else conn.cursor()) as cur:
+                                    cur.execute(composed(shard), params)
+                                    running = None
+                                    done.add(shard)
+                                    for row in cur:
+                                        yield shard, row
+                return
+            except Exception as e:
+                if running is None or not self._fan_out_retry(e, *running, deadlines, pauses):
+                    raise
+
+    def _fan_out_retry(self, exc, shard, node, started, deadlines, pauses):
+        """After fan_out()'s query failed on shard: True to go on (the map
+        read again, after a pause if need be), False to raise. Only a
+        missing schema or table can be a move: a read is never refused by a
+        freeze, so 25006 here is the query writing in a READ ONLY batch."""
+        if sqlstate_of(exc) not in _GONE:
+            return False
+        deadline = deadlines.setdefault(shard, started + self.retry_deadline)
+        if self._clock() >= deadline:
+            return False
+        self._refresh(force=True)
+        moved_to = self._placement.get(shard)
+        if moved_to == node and shard not in self._moving and self._loaded_at >= started:
+            return False  # a map read after the error shows no move: not ours to retry
+        self.retries += 1
+        if moved_to != node:
+            log.info("shardid_router: shard %s moved from %s to %s", shard, node, moved_to)
+        elif shard not in self._moving:
+            self._sleep(self.min_reload_gap)  # the map predates the attempt: retry once it can be read
+        else:
+            pause = pauses.get(shard, self.backoff[0])
+            self._sleep(min(pause * (0.5 + random.random()), max(0.0, deadline - self._clock())))
+            pauses[shard] = min(pause * 2, self.backoff[1])
+        return True
 
     def close(self):
         """Close every pool and the router connection."""

@@ -365,6 +365,257 @@ class Run(Base):
             m.run(5, lambda conn: None)
 
 
+class FakeNode:
+    """A data node for fan_out(): the shard schemas it has; each query
+    returns two rows made from the shard number. Records its transactions."""
+
+    def __init__(self, name, shards):
+        self.name = name
+        self.shards = set(shards)
+        self.transactions = []  # [status, [shards queried]], status "open", "commit", "rollback"
+        self.queries = []  # (composed, params, row_factory)
+        self.fail = {}  # shard -> the error its query raises
+        self.before = None  # called with the shard before each query
+
+
+class FakeNodeConn:
+    def __init__(self, node):
+        self.node = node
+
+    @contextlib.contextmanager
+    def transaction(self):
+        tx = ["open", []]
+        self.node.transactions.append(tx)
+        try:
+            yield
+        except BaseException:
+            tx[0] = "rollback"
+            raise
+        tx[0] = "commit"
+
+    def execute(self, query, params=None):
+        assert query == "SET TRANSACTION READ ONLY" and self.node.transactions[-1] == ["open", []], query
+        self.node.transactions[-1].append("read only")
+
+    def cursor(self, row_factory=None):
+        return FakeNodeCursor(self.node, row_factory)
+
+
+class FakeNodeCursor:
+    def __init__(self, node, row_factory):
+        self.node, self.row_factory, self.rows = node, row_factory, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def execute(self, query, params):
+        from psycopg import sql
+
+        tx = self.node.transactions[-1]
+        assert tx[0] == "open" and tx[2:] == ["read only"], tx
+        self.node.queries.append((query, params, self.row_factory))
+        shard = next(s for s in range(100) if sql.Identifier(f"shard_{s:04d}") in list(query))
+        if self.node.before:
+            self.node.before(self.node, shard)
+        tx[1].append(shard)
+        if shard in self.node.fail:
+            raise self.node.fail[shard]
+        if shard not in self.node.shards:
+            raise PgError("3F000", f'schema "shard_{shard:04d}" does not exist')
+        rows = [(shard, 1), (shard, 2)]
+        self.rows = [self.row_factory(r) for r in rows] if self.row_factory else rows
+
+    def __iter__(self):
+        return iter(self.rows)
+
+
+class FakeNodePool:
+    def __init__(self, node):
+        self.node = node
+        self.out = 0  # connections lent and not returned
+
+    @contextlib.contextmanager
+    def connection(self):
+        self.out += 1
+        try:
+            yield FakeNodeConn(self.node)
+        finally:
+            self.out -= 1
+
+    def close(self):
+        pass
+
+
+@unittest.skipIf(psycopg is None, "python3-psycopg is not installed (fan_out quotes with psycopg.sql)")
+class FanOut(Base):
+    """fan_out() on fake nodes: shards 0-31 on a, 32-63 on b."""
+
+    def setUp(self):
+        super().setUp()
+        self.nodes = {"a": FakeNode("a", range(32)), "b": FakeNode("b", range(32, 64))}
+
+    def make(self, **kw):
+        def pool_factory(conninfo, name, *args):
+            self.pools[name] = FakeNodePool(self.nodes[name])
+            return self.pools[name]
+
+        m = ShardMap("host=router dbname=app", {"a": "host=a dbname=app", "b": "host=b dbname=app"},
+                     connect=self.router.connect, pool_factory=pool_factory,
+                     sleep=self.clock.sleep, clock=self.clock, **kw)
+        self.addCleanup(m.close)
+        return m
+
+    def batches(self, node):
+        return [(tx[0], tx[1]) for tx in self.nodes[node].transactions]
+
+    def test_every_shard_by_node_in_batches(self):
+        from psycopg import sql
+
+        m = self.make()
+        rows = list(m.fan_out("SELECT shard, n FROM %s.t WHERE x = %(x)s AND y LIKE 'a%%'", {"x": 1}, batch_size=10))
+        self.assertEqual(rows, [(s, (s, n)) for s in range(64) for n in (1, 2)])
+        self.assertEqual(self.batches("a"), [("commit", list(range(0, 10))), ("commit", list(range(10, 20))),
+                                             ("commit", list(range(20, 30))), ("commit", [30, 31])])
+        self.assertEqual(self.batches("b"), [("commit", list(range(32 + i, min(64, 42 + i)))) for i in range(0, 32, 10)])
+        query, params, _ = self.nodes["a"].queries[5]
+        # the schema as an identifier, never in the SQL text; %% left for psycopg, which makes it %
+        self.assertEqual(query, sql.Composed([sql.SQL("SELECT shard, n FROM "), sql.Identifier("shard_0005"),
+                                              sql.SQL(".t WHERE x = %(x)s AND y LIKE 'a%%'")]))
+        self.assertEqual(params, {"x": 1})
+        self.assertEqual((m.retries, m.reloads), (0, 1))
+        self.assertEqual([p.out for p in self.pools.values()], [0, 0])
+
+    def test_default_batch_and_each_percent_s(self):
+        from psycopg import sql
+
+        m = self.make()
+        self.assertEqual(len(list(m.fan_out("SELECT 1 FROM %s.t JOIN %s.u USING (id)"))), 128)
+        self.assertEqual([len(tx[1]) for tx in self.nodes["a"].transactions], [32])  # batch_size 64
+        query, params, _ = self.nodes["b"].queries[0]
+        ident = sql.Identifier("shard_0032")
+        self.assertEqual(query, sql.Composed([sql.SQL("SELECT 1 FROM "), ident, sql.SQL(".t JOIN "), ident,
+                                              sql.SQL(".u USING (id)")]))
+        self.assertEqual(params, ())  # always parameters: %% is a % with or without them
+
+    def test_some_shards_and_a_row_factory(self):
+        m = self.make()
+        rows = list(m.fan_out("SELECT * FROM %s.t", shards=[40, 3, 3, 2], batch_size=2, row_factory=list))
+        self.assertEqual(rows, [(2, [2, 1]), (2, [2, 2]), (3, [3, 1]), (3, [3, 2]), (40, [40, 1]), (40, [40, 2])])
+        self.assertEqual((self.batches("a"), self.batches("b")), ([("commit", [2, 3])], [("commit", [40])]))
+        self.assertIs(self.nodes["a"].queries[0][2], list)
+
+    def test_arguments_are_checked_at_the_call(self):
+        m = self.make()
+        with self.assertRaisesRegex(ValueError, "names the shard's schema as %s"):
+            m.fan_out("SELECT * FROM shard_0001.t")
+        with self.assertRaisesRegex(ValueError, "has no %s"):
+            m.fan_out("SELECT '%%s' FROM t")  # %% then s: a literal %s
+        with self.assertRaises(TypeError):
+            m.fan_out(b"SELECT * FROM %s.t")
+        for bad in (0, -1, 1.5, True, None):
+            with self.subTest(batch_size=bad), self.assertRaises(ValueError):
+                m.fan_out("SELECT * FROM %s.t", batch_size=bad)
+        with self.assertRaises(TypeError):
+            m.fan_out("SELECT * FROM %s.t", shards=["5"])
+        with self.assertRaises(ValueError):
+            m.fan_out("SELECT * FROM %s.t", shards=[8192])
+        self.clock.now += 1
+        with self.assertRaisesRegex(ShardNotPlaced, "shard 100"):
+            m.fan_out("SELECT * FROM %s.t", shards=[1, 100])
+        self.assertEqual(self.nodes["a"].transactions, [])
+        self.assertEqual(list(m.fan_out("SELECT * FROM %s.t", shards=[])), [])
+
+    def test_pieces(self):
+        self.assertEqual(shardid_router.fan_out_pieces("a %s b %%s c %% %s"), ["a ", " b %%s c %% ", ""])
+        self.assertEqual(shardid_router.fan_out_pieces("%s"), ["", ""])
+        self.assertEqual(shardid_router.fan_out_pieces("%(x)s %s"), ["%(x)s ", ""])
+
+    def test_a_shard_moved_runs_again_on_its_new_node(self):
+        m = self.make()
+        # shard 5 moved to b (--drop-old) since the map was read
+        self.router.placement[5] = "b"
+        self.nodes["a"].shards.discard(5)
+        self.nodes["b"].shards.add(5)
+        self.clock.now += 1
+        rows = list(m.fan_out("SELECT * FROM %s.t", batch_size=4))
+        self.assertEqual(sorted(s for s, r in rows), sorted(list(range(64)) * 2))  # each shard's rows once
+        self.assertEqual(self.batches("a"), [("commit", [0, 1, 2, 3]), ("rollback", [4, 5]),
+                                             ("commit", [6, 7, 8, 9])] + [("commit", list(range(i, min(32, i + 4)))) for i in range(10, 32, 4)])
+        self.assertEqual(self.batches("b")[0], ("commit", [5, 32, 33, 34]))
+        self.assertEqual((m.retries, m.reloads, self.clock.slept), (1, 2, []))
+        self.assertEqual([s for s, r in rows][:12], [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 6, 6])  # 4's rows came before the error
+
+    def test_a_moving_shard_is_waited_for(self):
+        m = self.make()
+        self.clock.now += 1
+        self.router.moving.add(5)
+        self.nodes["a"].shards.discard(5)  # gone from a, the router not yet repointed
+
+        def before(node, shard):
+            if shard == 5 and len(node.queries) == 4:  # the third try on a
+                self.router.placement[5] = "b"
+                self.nodes["b"].shards.add(5)
+
+        self.nodes["a"].before = before
+        rows = list(m.fan_out("SELECT * FROM %s.t", shards=range(4, 8), batch_size=2))
+        self.assertEqual([s for s, r in rows], [4, 4, 6, 6, 7, 7, 5, 5])
+        self.assertEqual(self.batches("a")[:3], [("rollback", [4, 5]), ("rollback", [5]), ("rollback", [5])])
+        self.assertEqual(self.batches("a")[-1], ("commit", [6, 7]))
+        self.assertEqual(self.batches("b"), [("commit", [5])])
+        # backed off while the router said a, moving (the map is read again at most every 20 ms),
+        # then on b at once
+        self.assertTrue(3 <= m.retries <= 8, m.retries)
+        self.assertEqual(len(self.clock.slept), m.retries - 1)
+
+    def test_moving_past_the_deadline_raises(self):
+        self.router.moving.add(5)
+        self.nodes["a"].shards.discard(5)
+        m = self.make(retry_deadline=1.0)
+        with self.assertRaises(PgError) as cm:
+            list(m.fan_out("SELECT * FROM %s.t", shards=[5]))
+        self.assertEqual(cm.exception.sqlstate, "3F000")
+        self.assertAlmostEqual(sum(self.clock.slept), 1.0, delta=0.3)
+
+    def test_a_missing_table_without_a_move_is_raised(self):
+        m = self.make()
+        self.clock.now += 1
+        self.nodes["a"].fail[6] = missing_error()
+        got = []
+        with self.assertRaisesRegex(PgError, "does not exist"):
+            for shard, row in m.fan_out("SELECT * FROM %s.t", batch_size=4):
+                got.append(shard)
+        self.assertEqual(got, [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5])  # what came before the error
+        self.assertEqual(self.batches("a"), [("commit", [0, 1, 2, 3]), ("rollback", [4, 5, 6])])
+        self.assertEqual((m.retries, m.reloads, self.pools["a"].out), (0, 2, 0))
+
+    def test_other_errors_are_raised_at_once(self):
+        m = self.make()
+        self.clock.now += 1
+        for err in (PgError("22012", "division by zero"),
+                    PgError("25006", "cannot execute INSERT in a read-only transaction"),
+                    retired_error()):
+            with self.subTest(err=err):
+                self.nodes["a"].fail[7] = err
+                self.nodes["a"].transactions.clear()
+                with self.assertRaises(PgError) as cm:
+                    list(m.fan_out("SELECT * FROM %s.t", shards=[7, 8]))
+                self.assertIs(cm.exception, err)
+                self.assertEqual(self.batches("a"), [("rollback", [7])])
+        self.assertEqual((m.retries, m.reloads, self.clock.slept), (0, 1, []))
+
+    def test_leaving_the_loop_ends_the_transaction(self):
+        m = self.make()
+        it = m.fan_out("SELECT * FROM %s.t", batch_size=8)
+        self.assertEqual(next(it), (0, (0, 1)))
+        self.assertEqual((self.nodes["a"].transactions[0][0], self.pools["a"].out), ("open", 1))
+        it.close()
+        self.assertEqual((self.batches("a"), self.pools["a"].out), ([("rollback", [0])], 0))
+        self.assertNotIn("b", self.pools)
+
+
 class Errors(unittest.TestCase):
     def test_sqlstate_through_wrappers(self):
         err = retired_error()
@@ -454,6 +705,46 @@ class Live(unittest.TestCase):
         self.assertLessEqual(self.m.retries, retries + 1)
         # the failed transactions were rolled back: the pool's connections still work
         self.assertEqual(self.m.run(2, lambda conn: conn.execute("SELECT 1").fetchone()[0]), 1)
+
+    def test_fan_out_every_shard_in_batches(self):
+        body = f"fan-out py {time.time()}"
+        for shard in range(16):
+            self.m.run(shard, lambda conn, s=shard: self.insert(s, conn, body))
+        # per shard: its rows, the transaction (its virtual xid), the locks this
+        # transaction holds on shard tables and indexes, read-only or not
+        rows = list(self.m.fan_out(
+            "SELECT p.user_id,"
+            "       (SELECT virtualxid FROM pg_locks WHERE locktype = 'virtualxid' AND pid = pg_backend_pid()),"
+            "       (SELECT count(*) FROM pg_locks AS l JOIN pg_class AS c ON c.oid = l.relation"
+            "         WHERE l.pid = pg_backend_pid() AND c.relnamespace::regnamespace::text LIKE 'shard\\_%%'),"
+            "       current_setting('transaction_read_only')"
+            "  FROM %s.posts AS p WHERE p.body = %(body)s", {"body": body}, batch_size=3))
+        self.assertEqual([(shard, row[0]) for shard, row in rows], [(s, s) for s in range(16)])
+        self.assertEqual({row[3] for _, row in rows}, {"on"})
+        batches = {}
+        for shard, row in rows:
+            batches.setdefault(row[1], []).append((shard, row[2]))
+        self.assertEqual([[s for s, _ in b] for b in batches.values()],
+                         [[0, 1, 2], [3, 4, 5], [6, 7], [8, 9, 10], [11, 12, 13], [14, 15]])
+        for b in batches.values():
+            locks = [n for _, n in b]
+            # a table and its index per shard read, held until the batch's transaction ends
+            self.assertEqual(locks, [2 * (i + 1) for i in range(len(b))], b)
+
+    def test_fan_out_quoting_parameters_and_read_only(self):
+        (shard, (query, pct, n)), = self.m.fan_out(
+            "SELECT current_query(), '100%%', (SELECT count(*) FROM %s.posts) >= 0", shards=[9])
+        self.assertEqual((shard, pct, n), (9, "100%", True))
+        self.assertIn('FROM "shard_0009".posts', query)  # psycopg's identifier quoting
+        self.assertEqual(list(self.m.fan_out("SELECT %t::int + 1 FROM %s.posts LIMIT 1", [41], shards=[2])),
+                         [(2, (42,))])
+        retries = self.m.retries
+        with self.assertRaises(psycopg.errors.ReadOnlySqlTransaction):
+            list(self.m.fan_out("INSERT INTO %s.posts (id, user_id, body) VALUES (1, 1, 'x') RETURNING id", shards=[1]))
+        self.assertEqual(self.m.retries, retries)  # a write refused in a read-only batch: not retried
+        with self.assertRaises(psycopg.errors.UndefinedTable):
+            list(self.m.fan_out("SELECT * FROM %s.nope", shards=[1]))
+        self.assertLessEqual(self.m.retries, retries + 1)
 
     def test_frozen_shard_waits_for_the_thaw(self):
         with self.admin("a") as admin:

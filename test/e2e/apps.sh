@@ -15,7 +15,9 @@
 #      back with --drop-old: every insert a writer saw succeed is on the
 #      final node exactly once, no other row is there, the writers saw no
 #      error (only retries, on the moving shard only), and each of them ran
-#      across both moves.
+#      across both moves; meanwhile a reader runs ShardMap.fan_out() over
+#      every shard, pass after pass, with a map reloaded only by the moved
+#      shard's errors: each pass sees every shard once, without an error.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
@@ -108,6 +110,10 @@ if [ $JS = 1 ]; then
 fi
 outs=()
 for w in "${writers[@]}"; do outs+=("$work/$w.out"); done
+# and a reader: fan_out() over every shard, its map read again only on move errors
+"$PYTHON" test/e2e/apps/fanout_reader.py "$R" "$NODES" "$work/stop" "$work/reader.out" >"$work/reader.log" 2>&1 &
+reader=$!
+passes() { { wc -l <"$work/reader.out"; } 2>/dev/null || echo 0; }
 # (a writer slower to start has no file yet: not an error under pipefail)
 acked() { { cat "${outs[@]}" 2>/dev/null || true; } | wc -l; }
 for _ in $(seq 100); do [ "$(acked)" -ge 100 ] && break; sleep 0.1; done
@@ -122,18 +128,20 @@ move() {
 	echo "# moved ($*) in $(((t1 - t0) / 1000000)) ms"
 }
 sleep 1
-n1=$(acked)
+n1=$(acked) p1=$(passes)
 move --shard 3 --to b
 sleep 1
-n2=$(acked)
+n2=$(acked) p2=$(passes)
 move --shard 3 --to a --drop-old
 sleep 1
-n3=$(acked)
+n3=$(acked) p3=$(passes)
 touch "$work/stop"
 for i in "${!writers[@]}"; do
 	wait "${pids[$i]}" || { cat "$work/${writers[$i]}.log"; fail "the ${writers[$i]} writer failed"; }
 	cat "$work/${writers[$i]}.log"
 done
+wait "$reader" || { cat "$work/reader.log"; fail "the fan-out reader failed"; }
+cat "$work/reader.log"
 expect "placement of shard 3 after both moves" "$(q -d "$R" <<<"SELECT node FROM shardid.placement WHERE shard = 3")" a
 [ "$n1" -lt "$n2" ] && [ "$n2" -lt "$n3" ] || fail "the writers stopped during a move ($n1, $n2, $n3 acknowledged)"
 for w in "${writers[@]}"; do
@@ -161,6 +169,15 @@ expect "node b: shard 3 unregistered, its copy dropped (--drop-old)" \
 	"$(q -d "$B" <<<"SELECT count(*) FROM shardid.shard_registry WHERE shard = 3")/$(q -d "$B" <<<"SELECT count(*) FROM pg_namespace WHERE nspname ~ '^shard_0003'")" "0/0"
 expect "node a: the first move's retired copy refuses writes" \
 	"$(q -d "$A" <<<"SELECT count(*) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname LIKE 'shard_0003_moved_%' AND g.tgname = 'shardid_retired'")" 1
+# the reader: every pass saw each of the 16 shards once (it checks that
+# itself), passes ran across both moves, and its stale map was corrected by
+# the moved shard's errors alone: once per move at least (the first move's
+# retired copy on a is renamed, the second's on b dropped)
+[ "$p1" -gt 0 ] && [ "$p1" -lt "$p2" ] && [ "$p2" -lt "$p3" ] || fail "the fan-out reader stopped during a move ($p1, $p2, $p3 passes)"
+read -r _ reader_retries reader_node < <(tail -n 1 "$work/reader.out")
+[ "$reader_retries" -ge 2 ] || fail "the fan-out reader retried $reader_retries times: did its stale map see the moves?"
+expect "fan-out reader: shard 3's node in its map after both moves" "$reader_node" a
+ok "fan-out reader: $(passes) passes over 16 shards in batches of 4, $reader_retries retries on the moved shard"
 slowest=$(cat "${outs[@]}" | awk '$2 == 3 && $4 > m { m = $4 } END { printf "%d", m }')
 echo "# longest insert into the moving shard, retries included: $slowest ms"
 [ $JS = 1 ] || apps_js_skipped "the JavaScript shard map's tests and writer"

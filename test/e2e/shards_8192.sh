@@ -256,4 +256,83 @@ expect "pg_class rows per lookup in the shards view (at most)" \
 	"$(sed -n 's/.* on pg_class .*actual rows=\([0-9.]*\) .*/\1/p' <<<"$plan" | awk '{ if ($1 > m) m = $1 } END { print m + 0 }')" 1
 expect "the shards view, every generator read" "$(sql -c "SELECT count(last_id) FROM shardid.shards")" 86
 step "check: shards view"
+
+# --- reading every shard (docs/shards.md, "Reading every shard") ------------------
+# One statement over all 8192 shards fails (a UNION ALL nests too deep for the
+# default max_stack_depth), and so does one transaction reading each shard
+# in turn (here the 3 tables: more locks than 19's larger lock table holds
+# too). The batched forms of the docs, printed there as they are here, read
+# every shard: a statement per group of 64 shards through \gexec, and a DO
+# block that commits every 64 shards.
+union=$(sql -c "SELECT 'SELECT sum(count) FROM (' || string_agg(format('SELECT count(*) FROM %I.photos', schema_name), ' UNION ALL ' ORDER BY shard) || ') AS s'
+                  FROM shardid.shard_registry")
+err=$(q <<<"$union" 2>&1) && fail "a UNION ALL over 8192 shards ran"
+grep -q 'ERROR:  stack depth limit exceeded' <<<"$err" || fail "a UNION ALL over 8192 shards: $err"
+ok "a UNION ALL over 8192 shards: stack depth limit exceeded"
+err=$(q 2>&1 <<'SQL'
+DO $$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT schema_name FROM shardid.shard_registry ORDER BY shard LOOP
+        EXECUTE format('SELECT (SELECT count(*) FROM %1$I.photos) + (SELECT count(*) FROM %1$I.comments) + (SELECT count(*) FROM %1$I.likes)',
+                       r.schema_name);
+    END LOOP;
+END
+$$;
+SQL
+) && fail "one transaction read every shard's tables"
+grep -q 'ERROR:  out of shared memory' <<<"$err" || fail "one transaction reading every shard: $err"
+ok "one transaction reading every shard's tables: out of shared memory"
+step "reading every shard: one statement, one transaction"
+gexec=$(cat <<'SQL'
+SELECT string_agg(format('SELECT %s AS shard, count(*) FROM %I.photos', shard, schema_name),
+                  ' UNION ALL ' ORDER BY shard)
+  FROM shardid.shard_registry
+ GROUP BY shard / 64
+ ORDER BY shard / 64 \gexec
+SQL
+)
+gexec_table=$(cat <<'SQL'
+CREATE TABLE photo_counts (shard integer PRIMARY KEY, photos bigint NOT NULL);
+SELECT 'INSERT INTO photo_counts ' ||
+       string_agg(format('SELECT %s, count(*) FROM %I.photos', shard, schema_name),
+                  ' UNION ALL ' ORDER BY shard)
+  FROM shardid.shard_registry
+ GROUP BY shard / 64
+ ORDER BY shard / 64 \gexec
+SELECT count(*) AS shards, sum(photos) AS photos FROM photo_counts;
+SQL
+)
+do_loop=$(cat <<'SQL'
+DO $$
+DECLARE
+    r record;
+    done integer := 0;
+BEGIN
+    FOR r IN SELECT shard, schema_name FROM shardid.shard_registry ORDER BY shard LOOP
+        EXECUTE format('INSERT INTO photo_counts SELECT %s, count(*) FROM %I.photos', r.shard, r.schema_name);
+        done := done + 1;
+        IF done % 64 = 0 THEN
+            COMMIT;   -- ends the transaction and its locks: at most 64 shards' at a time
+        END IF;
+    END LOOP;
+END
+$$;
+SQL
+)
+docs=$(<docs/shards.md)
+for snippet in "$gexec" "$gexec_table" "$do_loop"; do
+	[[ "$docs" == *$'```sql\n'"$snippet"$'\n```'* ]] || fail "docs/shards.md does not show this as it is tested: $snippet"
+done
+ok "docs/shards.md shows the three batched forms as tested"
+# (the rows of "check: rows": a photo in each of 86 shards)
+out=$(q -F ' ' <<<"$gexec" 2>&1) || fail "the \\gexec of docs/shards.md: $out"
+expect "\\gexec, a statement per 64 shards: rows (shards), photos" \
+	"$(awk '{ n++; s += $2 } END { print n "/" s }' <<<"$out")" "8192/86"
+expect "\\gexec into a table: shards, photos" "$(q -F ' ' <<<"$gexec_table" 2>&1 | tail -n 1)" "8192 86"
+sql -c "TRUNCATE photo_counts"
+q <<<"$do_loop" || fail "the DO loop of docs/shards.md"
+expect "a DO block committing every 64 shards: shards, photos" \
+	"$(sql -c "SELECT count(*) || ' ' || sum(photos) FROM photo_counts")" "8192 86"
+step "reading every shard: in batches"
 echo "# total: $((SECONDS - started)) s"
