@@ -7,7 +7,8 @@
 # a to b, and shard 5, owned by a role of its own and with an index of its
 # own (a DBA's CREATE INDEX on that shard alone), from b to a, where the
 # index is made as the table's owner. A node with only the extension
-# (no template) is refused as a target, with a hint saying so.
+# receives a shard: the move makes the templates there first (refused,
+# with a hint, while a table of the template's name is in the way).
 #
 # One node with default settings (max_locks_per_transaction 64) and 4096
 # shards: a plain ADD COLUMN (no IF NOT EXISTS) is ended by
@@ -51,7 +52,9 @@ log_statement = none
 	$node->safe_psql('app', q{
 CREATE EXTENSION shardid;
 CREATE ROLE app_owner;
-CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text COLLATE "C" NOT NULL CHECK (body <> ''),
+                           body_len integer GENERATED ALWAYS AS (length(body)) STORED);
+CREATE TABLE public.comments (id bigint PRIMARY KEY, post_id bigint NOT NULL REFERENCES public.posts (id), body text);
 });
 	return $node;
 }
@@ -80,6 +83,7 @@ for my $n (qw(a b))
 {
 	$node{$n}->safe_psql('app', q{
 SELECT shardid.create_table('public.posts');
+SELECT shardid.create_table('public.comments');
 DO $$ DECLARE s name; BEGIN
     FOR s IN SELECT schema FROM shardid.shards LOOP
         EXECUTE format('INSERT INTO %I.posts (user_id, body) SELECT g, ''old'' FROM generate_series(1, 100) AS g', s);
@@ -144,24 +148,40 @@ is($node{a}->safe_psql('app', "SELECT count(*) FROM shard_0005.posts WHERE mood 
 is($node{a}->safe_psql('app', "SELECT count(*) FROM pg_index WHERE indrelid = 'public.posts'::regclass"),
 	'2', 'the template on a did not get the shard\'s own index');
 
-# A node with only the extension: no template to make the copy from. The
-# move is refused before anything changes, and the hint says what is missing.
+# A node with only the extension gets the templates from the move's source.
+# First refused, before anything changes, while a table of the template's
+# name is in the way; then the move makes the template (as node a has it,
+# with the column and the index apply_ddl() added) and the shard.
 my $bare = PostgreSQL::Test::Cluster->new('c');
 $bare->init(allows_streaming => 'logical');
-$bare->append_conf('postgresql.conf', "log_statement = none\n");
+$bare->append_conf('postgresql.conf', "log_statement = none\nwal_retrieve_retry_interval = 200ms\n");
 $bare->start;
 $bare->safe_psql('postgres', 'CREATE DATABASE app');
-$bare->safe_psql('app', 'CREATE EXTENSION shardid; CREATE ROLE app_owner;');
+$bare->safe_psql('app', 'CREATE EXTENSION shardid; CREATE ROLE app_owner; CREATE TABLE public.posts (x int);');
 my $bare_connstr = $bare->connstr('app');
 $router->safe_psql('app', "SELECT shardid.add_node('c', \$\$$bare_connstr\$\$)");
 my ($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nCALL shardid.move_shard(2, 'c')");
-like($err, qr/ERROR:\s+55000: shard 2 on node "a" has diverged from its templates: .*table posts: permanent on node "a" only/s,
-	'a move to a node without the template is refused');
-like($err, qr/HINT:\s+Node "c" has no template of posts: create it there as on node "a" and register it/,
-	'the hint names the missing template');
+like($err, qr/ERROR:\s+42P07: node "c": relation public\.posts exists here but is not the template of a sharded table/,
+	'a node with only the extension and a table in the way of the template: refused');
+like($err, qr/HINT:\s+If it is the template, register it here \(SELECT shardid\.create_table\('public\.posts', 'id'\);\)/,
+	'the hint says how to register it');
 is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 2')
-	  . ' ' . $bare->safe_psql('app', "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0002'"),
-	'a 0', 'shard 2 stays on a; nothing is made on c');
+	  . ' ' . $bare->safe_psql('app', "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0002'")
+	  . ' ' . $bare->safe_psql('app', 'SELECT count(*) FROM shardid.sharded_tables'),
+	'a 0 0', 'shard 2 stays on a; nothing is made or registered on c');
+$bare->safe_psql('app', 'DROP TABLE public.posts');
+$router->safe_psql('app', "CALL shardid.move_shard(2, 'c')");
+is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 2'), 'c',
+	'shard 2 moved to c, a node that had only the extension');
+my $templates = q{SELECT string_agg(shardid._template_definition(table_name)::text, ' ' ORDER BY position) FROM shardid.sharded_tables};
+is($bare->safe_psql('app', $templates), $node{a}->safe_psql('app', $templates),
+	'c\'s templates of posts and comments are a\'s (columns, constraints, foreign key, indexes, id column, position)');
+is(column_and_index($bare, 'app', 'mood', 'posts_by_user'), '2/2 2/2', 'on c, the template and shard 2 have the column and the index');
+is($bare->safe_psql('app', "SELECT count(*) FILTER (WHERE mood = 'ok') || ' ' || count(*) FROM shard_0002.posts"),
+	'100 100', 'shard 2 has its rows on c');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): the cluster is healthy');
+$router->safe_psql('app', "CALL shardid.move_shard(2, 'a')");
+is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 2'), 'a', 'and back to a');
 
 $router->stop;
 $node{$_}->stop for qw(a b);

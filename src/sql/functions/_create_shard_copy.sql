@@ -1,5 +1,6 @@
 -- Node, target of a move: creates the shard the way create_shard() would,
--- from this node's templates (shardid.sharded_tables), under the source's
+-- from this node's templates (shardid.sharded_tables; on a node with only
+-- the extension, first the source's, by _create_templates), under the source's
 -- schema and generator names, registers it, and gives the schema, the
 -- generator and the tables the owners, privileges and replica identities
 -- (not templates' matters: set per shard) they have on the source (source: _move_source_facts() there),
@@ -49,6 +50,10 @@ BEGIN
     PERFORM shardid._check_templates();
 
     BEGIN
+        -- a node with only the extension gets the source's templates first
+        IF NOT EXISTS (SELECT FROM shardid.sharded_tables) AND jsonb_array_length(COALESCE(source->'templates', '[]')) > 0 THEN
+            PERFORM shardid._create_templates(source->'templates');
+        END IF;
         EXECUTE format('CREATE SCHEMA %I', nsp);
         EXECUTE format('CREATE SEQUENCE %I.%I AS %s INCREMENT %s MINVALUE %s MAXVALUE %s START %s CACHE %s %s',
                        nsp, seq->>'name', (seq->>'type')::regtype, (seq->>'increment')::bigint,

@@ -78,7 +78,9 @@ BEGIN
                           SELECT pg_get_userbyid(x.grantee) FROM pg_attribute AS t
                             JOIN pg_class AS c ON c.oid = t.attrelid, aclexplode(t.attacl) AS x
                            WHERE c.relnamespace = nspoid AND x.grantee <> 0) AS x),
-        'definition', shardid._shard_definition(r.schema_name));
+        'definition', shardid._shard_definition(r.schema_name),
+        -- for a target with only the extension
+        'templates', shardid._template_ddl());
 END
 $$;
 

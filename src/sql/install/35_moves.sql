@@ -28,8 +28,10 @@
 \ir ../functions/_apply_acl.sql
 \ir ../functions/_shard_definition.sql
 -- data nodes
+\ir ../functions/_template_ddl.sql
 \ir ../functions/_move_source_facts.sql
 \ir ../functions/_move_copy_indexes.sql
+\ir ../functions/_create_templates.sql
 \ir ../functions/_create_shard_copy.sql
 \ir ../functions/_move_freeze.sql
 \ir ../functions/_move_seal.sql
