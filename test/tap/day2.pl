@@ -5,7 +5,8 @@
 # check_cluster(), and no background worker slot free.
 #
 # Node a holds shards 0-5 (shard 1 and 2 with more rows), b shards 6-7, c
-# only the extension and the template. A writer inserts through the router
+# only the extension (check_cluster() finds nothing wrong with it; the
+# first move there makes the template). A writer inserts through the router
 # (routing by shardid.placement, retrying what a move refuses) while the
 # jobs move shards; every acknowledged row must be kept, once.
 use strict;
@@ -40,7 +41,6 @@ log_statement = none
 	$node->safe_psql('postgres', 'CREATE DATABASE app');
 	$node->safe_psql('app', q{
 CREATE EXTENSION shardid;
-CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
 CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE new_id bigint;
 BEGIN
@@ -55,7 +55,11 @@ END $$;
 my %node = map { $_ => data_node($_) } qw(a b c);
 $node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 5)");
 $node{b}->safe_psql('app', "SELECT shardid.create_shards(6, 7)");
-$node{$_}->safe_psql('app', "SELECT shardid.create_table('public.posts')") for qw(a b c);
+# the template on a and b; c has only the extension (the first move there makes it)
+$node{$_}->safe_psql('app', q{
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+SELECT shardid.create_table('public.posts');
+}) for qw(a b);
 $node{a}->safe_psql('app', q{
 INSERT INTO shard_0001.posts (user_id, body) SELECT g, repeat('x', 100) FROM generate_series(1, 20000) AS g;
 INSERT INTO shard_0002.posts (user_id, body) SELECT g, repeat('x', 100) FROM generate_series(1, 10000) AS g;
@@ -215,6 +219,15 @@ $node{$other}->safe_psql('app', 'SELECT shardid.create_shard(0)');
 is($router->safe_psql('app', "SELECT kind || ' ' || shard || ' ' || node FROM shardid.check_cluster()"),
 	"shard_live_twice 0 $other", 'check_cluster() reports the shard made live on two nodes');
 $node{$other}->safe_psql('app', 'SELECT shardid.detach_shard(0); DROP SCHEMA shard_0000 CASCADE');
+
+# --- check_cluster(): a template that differs -------------------------------------
+# c's template was made by the first move there; a column added to it alone
+$node{c}->safe_psql('app', 'ALTER TABLE public.posts ADD COLUMN mood text');
+is($router->safe_psql('app', "SELECT kind || ' ' || COALESCE(shard::text, '-') || ' ' || node || ': ' || detail FROM shardid.check_cluster()"),
+	'template_differs - c: the template of sharded table posts on node "c" differs from node "a": columns',
+	'check_cluster() reports the template that differs, and what');
+$node{c}->safe_psql('app', 'ALTER TABLE public.posts DROP COLUMN mood');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'and nothing once it agrees again');
 
 # --- no background worker slot free ----------------------------------------------
 $router->append_conf('postgresql.conf', "max_worker_processes = 1\n");

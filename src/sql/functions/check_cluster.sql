@@ -10,7 +10,8 @@
 --   placement_wrong_node: a placed shard that another node holds;
 --   shard_not_placed: a shard a node holds that is placed nowhere;
 --   template_differs: a sharded table's template that differs from the
---     one most nodes have, or is missing;
+--     one most nodes have, or is missing (but on a node with only the
+--     extension, no sharded table and no shard, which a move fills);
 --   move_leftover: a publication, subscription, slot or role named like a
 --     move's (shardid_move_<shard>_<move id>), or shardid's freeze trigger,
 --     with no such move in progress;
@@ -163,6 +164,9 @@ BEGIN
       JOIN usual AS u ON u.table_name = nm.table_name
       LEFT JOIN defs AS d ON d.node = f.key AND d.table_name = nm.table_name
      WHERE d.def IS DISTINCT FROM u.def
+       -- a node with only the extension (no sharded table, no shard) is
+       -- empty, not wrong: a move there makes the templates first
+       AND NOT (f.value->'templates' = '{}' AND f.value->'shards' = '[]')
      ORDER BY nm.table_name, f.key COLLATE "C";
 
     -- Leftovers of moves that are no longer in progress.
