@@ -12,45 +12,13 @@
 use strict;
 use warnings;
 
-use File::Basename qw(dirname);
+use FindBin;
+use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use ShardidTest;
 use Test::More;
 use Time::HiRes qw(time);
-
-unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
-{
-	chomp(my $pgxs = `pg_config --pgxs`);
-	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
-}
-
-sub data_node
-{
-	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf('postgresql.conf', qq{
-max_wal_senders = 20
-max_replication_slots = 20
-max_logical_replication_workers = 8
-wal_retrieve_retry_interval = 200ms
-wal_sender_timeout = 5s
-log_statement = none
-});
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE DATABASE app');
-	$node->safe_psql('app', q{
-CREATE EXTENSION shardid;
-CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE new_id bigint;
-BEGIN
-    EXECUTE format('INSERT INTO %I.posts (user_id, body) VALUES ($1, $2) RETURNING id', shardid.shard_schema(i_shard))
-       INTO new_id USING i_shard, i_body;
-    RETURN new_id;
-END $$;
-});
-	return $node;
-}
 
 my %node = map { $_ => data_node($_) } qw(a b c);
 $node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 5)");
@@ -67,54 +35,12 @@ INSERT INTO shard_0003.posts (user_id, body) SELECT g, repeat('x', 100) FROM gen
 });
 my $loaded = 35000;
 
-my $router = PostgreSQL::Test::Cluster->new('router');
-$router->init;
-$router->append_conf('postgresql.conf', "log_statement = none\n");
-$router->start;
-$router->safe_psql('postgres', 'CREATE DATABASE app');
-$router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
-for my $n (qw(a b c))
-{
-	my $connstr = $node{$n}->connstr('app');
-	$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$)");
-}
+my $router = router_node('router', \%node);
 $router->safe_psql('app', "SELECT shardid.place_shards('a', 0, 5), shardid.place_shards('b', 6, 7)");
 is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): a healthy cluster has no problem');
 
 # The writer: through the router, by the placement, retrying refusals.
-$router->safe_psql('app', q{
-CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE sql AS $$
-    SELECT t.id FROM public.dblink((SELECT n.connstr FROM shardid.placement AS p JOIN shardid.nodes AS n USING (node)
-                                     WHERE p.shard = i_shard),
-                                   format('SELECT public.insert_post(%s, %L)', i_shard, i_body)) AS t(id bigint)
-$$;
-CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE);
-CREATE TABLE public.stop_writer (stop boolean);
-CREATE PROCEDURE public.writer() LANGUAGE plpgsql AS $$
-DECLARE
-    s integer; new_id bigint; tries integer; i integer := 0;
-BEGIN
-    WHILE NOT EXISTS (SELECT FROM public.stop_writer) LOOP
-        i := i + 1;
-        s := i % 8;
-        tries := 0;
-        LOOP
-            BEGIN
-                new_id := public.insert_post(s, 'writer ' || i);
-                EXIT;
-            EXCEPTION WHEN read_only_sql_transaction OR undefined_object OR undefined_table THEN
-                tries := tries + 1;
-                IF tries > 5000 THEN RAISE; END IF;
-            END;
-            COMMIT;
-            PERFORM pg_sleep(0.005);
-        END LOOP;
-        INSERT INTO public.written (id) VALUES (new_id);
-        COMMIT;
-        PERFORM pg_sleep(0.005);
-    END LOOP;
-END $$;
-});
+install_writer($router, [ values %node ]);
 my $writer = $router->background_psql('app', on_error_stop => 0);
 $writer->query_until(qr/writing/, "\\echo writing\nCALL public.writer();\n");
 $router->poll_query_until('app', 'SELECT count(*) >= 20 FROM public.written') or die 'the writer did not start';

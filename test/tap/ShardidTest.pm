@@ -1,0 +1,209 @@
+# ShardidTest.pm — what shardid's TAP tests share: servers from
+# PostgreSQL::Test::Cluster set up as a data node or a router of a shardid
+# cluster, the router's routing without PL/Proxy, a writer through the
+# router that records every acknowledged ID, and the checks that a move
+# left nothing behind.
+#
+#   use FindBin;
+#   use lib $FindBin::RealBin;
+#   use ShardidTest;
+#
+#   my %node = map { $_ => data_node($_) } qw(a b);
+#   my $router = router_node('router', \%node);
+#
+# Loading it also points Cluster.pm at PGXS's pg_regress (init runs
+# "$PG_REGRESS --config-auth DATADIR", a no-op on Unix that must still
+# succeed) unless the environment names one.
+package ShardidTest;
+
+use strict;
+use warnings;
+
+use Exporter qw(import);
+use File::Basename qw(dirname);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+
+our @EXPORT = qw(data_node router_node have_extension router_dblink_sql
+  install_writer leftovers registered_where);
+
+unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
+{
+	chomp(my $pgxs = `pg_config --pgxs`);
+	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
+}
+
+# The settings of a data node: logical replication for online moves, and
+# apply workers that restart fast, so consecutive moves to one node do not
+# wait 5 s each (docs/moves.md).
+my $logical_conf = q{
+max_wal_senders = 20
+max_replication_slots = 20
+max_logical_replication_workers = 8
+wal_retrieve_retry_interval = 200ms
+wal_sender_timeout = 5s
+log_statement = none
+};
+
+# data_node(NAME, %options) — a started server with database app and
+# shardid in it. Options: conf (more postgresql.conf lines), logical (0 for
+# a server without wal_level = logical; default 1), extension (0: no
+# CREATE EXTENSION), sql (run in app after the extension).
+sub data_node
+{
+	my ($name, %opt) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	if ($opt{logical} // 1)
+	{
+		$node->init(allows_streaming => 'logical');
+		$node->append_conf('postgresql.conf', $logical_conf);
+	}
+	else
+	{
+		$node->init;
+		$node->append_conf('postgresql.conf', "log_statement = none\n");
+	}
+	$node->append_conf('postgresql.conf', $opt{conf}) if defined $opt{conf};
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE DATABASE app');
+	$node->safe_psql('app', 'CREATE EXTENSION shardid') if $opt{extension} // 1;
+	$node->safe_psql('app', $opt{sql}) if defined $opt{sql};
+	return $node;
+}
+
+# router_node(NAME, \%nodes, %options) — a started router: database app with
+# dblink and shardid, each node of %nodes added under its key (in key
+# order). Options: conf, plproxy (1: CREATE EXTENSION plproxy too, when it
+# is installed), add_node_args (more arguments of add_node(), e.g.
+# "force => true").
+sub router_node
+{
+	my ($name, $nodes, %opt) = @_;
+	my $router = PostgreSQL::Test::Cluster->new($name);
+	$router->init;
+	$router->append_conf('postgresql.conf', "log_statement = none\n");
+	$router->append_conf('postgresql.conf', $opt{conf}) if defined $opt{conf};
+	$router->start;
+	$router->safe_psql('postgres', 'CREATE DATABASE app');
+	$router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
+	$router->safe_psql('app', 'CREATE EXTENSION plproxy') if $opt{plproxy} && have_extension('plproxy');
+	my $more = defined $opt{add_node_args} ? ", $opt{add_node_args}" : '';
+	for my $n (sort keys %{ $nodes // {} })
+	{
+		my $connstr = $nodes->{$n}->connstr('app');
+		$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$$more)");
+	}
+	return $router;
+}
+
+# have_extension(NAME) — whether the extension is installed for the
+# PostgreSQL whose pg_config is first in PATH.
+sub have_extension
+{
+	my ($ext) = @_;
+	chomp(my $share = `pg_config --sharedir`);
+	return -e "$share/extension/$ext.control";
+}
+
+# router_dblink_sql() — SQL for a router without PL/Proxy (PostgreSQL 19:
+# Debian packages none): public.shard_connstr(shard) is the connect string
+# the PL/Proxy cluster would give that shard's partition (read-only while
+# the shard is frozen; one that fails naming the shard when it is placed
+# nowhere), so routing functions over dblink refuse and retry as PL/Proxy's
+# would.
+sub router_dblink_sql
+{
+	return q{
+CREATE FUNCTION public.shard_connstr(i_shard integer) RETURNS text LANGUAGE sql STABLE AS $$
+    SELECT COALESCE((SELECT CASE WHEN p.frozen THEN n.connstr || ' options=''-c default_transaction_read_only=on'''
+                                 ELSE n.connstr END
+                       FROM shardid.shard_placement AS p JOIN shardid.nodes AS n ON n.node = p.node
+                      WHERE p.shard = i_shard),
+                    format('service=%L', format('shardid: shard %s is not placed on any node', i_shard)))
+$$;
+};
+}
+
+# install_writer(ROUTER, NODES) — on every node of the array NODES,
+# public.insert_post(shard, body) inserts into the shard's posts and returns
+# the ID; on ROUTER, the same function calls the node the placement names
+# (over dblink), public.written records each acknowledged ID, and
+# CALL public.writer() inserts into shards 0 .. shards-1 in turn (shards:
+# the count of shardid.placement when it starts), retrying what a move
+# refuses (a frozen shard is read-only, a shard between nodes is not
+# there), until a row is put in public.stop_writer. Run it in a
+# background_psql session.
+sub install_writer
+{
+	my ($router, $nodes) = @_;
+	$_->safe_psql('app', q{
+CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE new_id bigint;
+BEGIN
+    EXECUTE format('INSERT INTO %I.posts (user_id, body) VALUES ($1, $2) RETURNING id', shardid.shard_schema(i_shard))
+       INTO new_id USING i_shard, i_body;
+    RETURN new_id;
+END $$;
+}) for @$nodes;
+	$router->safe_psql('app', router_dblink_sql() . q{
+CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE sql AS $$
+    SELECT t.id FROM public.dblink(public.shard_connstr(i_shard),
+                                   format('SELECT public.insert_post(%s, %L)', i_shard, i_body)) AS t(id bigint)
+$$;
+CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE);
+CREATE TABLE public.stop_writer (stop boolean);
+CREATE PROCEDURE public.writer() LANGUAGE plpgsql AS $$
+DECLARE
+    shards integer := (SELECT count(*) FROM shardid.placement);
+    s integer; new_id bigint; tries integer; i integer := 0;
+BEGIN
+    WHILE NOT EXISTS (SELECT FROM public.stop_writer) LOOP
+        i := i + 1;
+        s := i % shards;
+        tries := 0;
+        LOOP
+            BEGIN
+                new_id := public.insert_post(s, 'writer ' || i);
+                EXIT;
+            EXCEPTION WHEN read_only_sql_transaction OR undefined_object OR undefined_table
+                           OR sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
+                tries := tries + 1;
+                IF tries > 5000 THEN RAISE; END IF;
+            END;
+            COMMIT;
+            PERFORM pg_sleep(0.005);
+        END LOOP;
+        INSERT INTO public.written (id) VALUES (new_id);
+        COMMIT;
+        PERFORM pg_sleep(0.005);
+    END LOOP;
+END $$;
+});
+	return;
+}
+
+# leftovers(NODES, ROUTER) — what moves leave behind when they go wrong:
+# "nodes=" and per node of the array NODES the count of its publications,
+# subscriptions and replication slots, then " moves=" and the router's
+# rows of shardid.shard_moves. "nodes=00 moves=0" for two clean nodes.
+sub leftovers
+{
+	my ($nodes, $router) = @_;
+	my $out = join '', map {
+		$_->safe_psql('app', q{SELECT (SELECT count(*) FROM pg_publication) + (SELECT count(*) FROM pg_subscription)
+                                    + (SELECT count(*) FROM pg_replication_slots)})
+	} @$nodes;
+	return "nodes=$out moves=" . $router->safe_psql('app', 'SELECT count(*) FROM shardid.shard_moves');
+}
+
+# registered_where(SHARD, \%nodes) — the names of the nodes that register
+# the shard, sorted and joined by spaces ('' for none).
+sub registered_where
+{
+	my ($shard, $nodes) = @_;
+	return join ' ', grep {
+		$nodes->{$_}->safe_psql('app', "SELECT count(*) FROM shardid.shard_registry WHERE shard = $shard") ne '0'
+	} sort keys %$nodes;
+}
+
+1;
