@@ -82,7 +82,7 @@ CALL shardid.drop_retired_copies();
 SELECT count(*) AS retired FROM shardid.retired_copies;
 SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT count(*) FROM pg_namespace WHERE nspname LIKE ''shard\_%\_moved\_%''') AS t(n bigint);
 -- Only retired copies: a live shard's schema is refused on the node.
-SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT shardid._drop_retired_copy(''shard_0004'')') AS t(n bigint);
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT shardid_internal._drop_retired_copy(''shard_0004'')') AS t(n bigint);
 
 -- A placement where the shard is not: on another node, and on none.
 -- A shard a node holds and no node is placed on.

@@ -88,7 +88,7 @@ SELECT schema, sequence, shard, last_time IS NOT NULL AS has_state, lead IS NOT 
 RESET ROLE;
 SET ROLE regress_shardid_nobody;
 SELECT * FROM shardid.generators;
-SELECT * FROM shardid._generator_states();
+SELECT * FROM shardid_internal._generator_states();
 RESET ROLE;
 
 \c :regress_db

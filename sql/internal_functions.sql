@@ -43,42 +43,42 @@ INSERT INTO public_execute VALUES
     ('shardid.create_time_partitions(regclass,timestamp with time zone,timestamp with time zone,interval)', 'owners of partitioned tables'),
     ('shardid.placed_shards()', 'applications fan out over the placed shards (router)'),
     ('shardid.partition_connstrs()', 'reads shardid.nodes: rows only for roles that may read it'),
-    ('shardid._check_generator(regclass)', 'called by adopt() and attach_shard()'),
-    ('shardid._check_registry_privileges(text,boolean)', 'called by the shard functions'),
-    ('shardid._check_shard(integer)', 'called by the shard functions'),
-    ('shardid._check_shard_range(integer,integer)', 'called by create_shards() and create_shards_proc()'),
-    ('shardid._check_templates()', 'called by create_shard() and attach_shard()'),
-    ('shardid._check_template(shardid.sharded_tables)', 'called by _check_templates() and create_table(_proc)()'),
-    ('shardid._create_shard_tables(integer,boolean)', 'called by create_shard() and attach_shard()'),
-    ('shardid._shard_schema_name(integer)', 'called by create_shard(s)() and attach_shard()'),
-    ('shardid._fit_name(text,text)', 'called by create_time_partitions()'),
+    ('shardid_internal._check_generator(regclass)', 'called by adopt() and attach_shard()'),
+    ('shardid_internal._check_registry_privileges(text,boolean)', 'called by the shard functions'),
+    ('shardid_internal._check_shard(integer)', 'called by the shard functions'),
+    ('shardid_internal._check_shard_range(integer,integer)', 'called by create_shards() and create_shards_proc()'),
+    ('shardid_internal._check_templates()', 'called by create_shard() and attach_shard()'),
+    ('shardid_internal._check_template(shardid.sharded_tables)', 'called by _check_templates() and create_table(_proc)()'),
+    ('shardid_internal._create_shard_tables(integer,boolean)', 'called by create_shard() and attach_shard()'),
+    ('shardid_internal._shard_schema_name(integer)', 'called by create_shard(s)() and attach_shard()'),
+    ('shardid_internal._fit_name(text,text)', 'called by create_time_partitions()'),
     ('shardid.create_shards_proc(integer,integer,integer)', 'shard administrators (registry grants checked)'),
     ('shardid.create_table_proc(regclass,name,integer)', 'shard administrators (registry grants checked)'),
-    ('shardid._commit_allowed()', 'called by the *_proc procedures'),
-    ('shardid._check_batch_size(integer)', 'called by the *_proc procedures'),
-    ('shardid._create_shards_start(integer,integer,integer)', 'called by create_shards_proc()'),
-    ('shardid._create_shards_batch(integer,integer,integer)', 'called by create_shards() and create_shards_proc()'),
-    ('shardid._create_table_start(regclass,name,integer)', 'called by create_table_proc()'),
-    ('shardid._create_table_batch(name,integer)', 'called by create_table() and create_table_proc()'),
-    ('shardid._register_table(text,regclass,name,boolean)', 'called by create_table() and create_table_proc()'),
-    ('shardid._create_shard_table(shardid.shard_registry,shardid.sharded_tables)', 'called by the shard functions and procedures'),
-    ('shardid._raise(text,text,text,text)', 'raises an error, which grants nothing; called by the event trigger shardid_template_drop'),
-    ('shardid._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does'),
-    ('shardid._index_list(regclass)', 'called by _create_shard_table(): reads the catalog'),
-    ('shardid._name_indexes(regclass,jsonb)', 'called by _create_shard_table(); ALTER INDEX checks ownership'),
+    ('shardid_internal._commit_allowed()', 'called by the *_proc procedures'),
+    ('shardid_internal._check_batch_size(integer)', 'called by the *_proc procedures'),
+    ('shardid_internal._create_shards_start(integer,integer,integer)', 'called by create_shards_proc()'),
+    ('shardid_internal._create_shards_batch(integer,integer,integer)', 'called by create_shards() and create_shards_proc()'),
+    ('shardid_internal._create_table_start(regclass,name,integer)', 'called by create_table_proc()'),
+    ('shardid_internal._create_table_batch(name,integer)', 'called by create_table() and create_table_proc()'),
+    ('shardid_internal._register_table(text,regclass,name,boolean)', 'called by create_table() and create_table_proc()'),
+    ('shardid_internal._create_shard_table(shardid.shard_registry,shardid.sharded_tables)', 'called by the shard functions and procedures'),
+    ('shardid_internal._raise(text,text,text,text)', 'raises an error, which grants nothing; called by the event trigger shardid_template_drop'),
+    ('shardid_internal._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does'),
+    ('shardid_internal._index_list(regclass)', 'called by _create_shard_table(): reads the catalog'),
+    ('shardid_internal._name_indexes(regclass,jsonb)', 'called by _create_shard_table(); ALTER INDEX checks ownership'),
     ('shardid.apply_ddl(text,text,integer,text)', 'template owners (membership of the owner checked; statements run as the owner)'),
-    ('shardid._apply_ddl_start(text,text,boolean)', 'called by apply_ddl() (membership of the template owner checked)'),
-    ('shardid._apply_ddl_batch(bigint,integer)', 'called by apply_ddl()'),
-    ('shardid._apply_ddl_check(text,name,name)', 'called by apply_ddl(): pure'),
-    ('shardid._apply_ddl_statement(text,name,name)', 'called by apply_ddl(): pure'),
-    ('shardid._ddl_command(text,name,name)', 'called by apply_ddl(): parses only'),
-    ('shardid._apply_ddl_claim(bigint)', 'called by apply_ddl() (membership of the template owner checked)'),
-    ('shardid._apply_ddl_done(bigint,text)', 'called by apply_ddl(); writes the ledger with the caller''s grants'),
-    ('shardid._apply_ddl_finish(bigint)', 'called by apply_ddl(); writes the ledger with the caller''s grants'),
-    ('shardid._apply_ddl_on_nodes()', 'called by apply_ddl()'),
-    ('shardid._apply_ddl_owner(name)', 'called by apply_ddl(); checks membership of the template owner'),
-    ('shardid._apply_ddl_run(text,name)', 'called by apply_ddl(); SET ROLE only to a role the caller is a member of'),
-    ('shardid._apply_ddl_targets(bigint,integer)', 'called by apply_ddl(); reads public tables');
+    ('shardid_internal._apply_ddl_start(text,text,boolean)', 'called by apply_ddl() (membership of the template owner checked)'),
+    ('shardid_internal._apply_ddl_batch(bigint,integer)', 'called by apply_ddl()'),
+    ('shardid_internal._apply_ddl_check(text,name,name)', 'called by apply_ddl(): pure'),
+    ('shardid_internal._apply_ddl_statement(text,name,name)', 'called by apply_ddl(): pure'),
+    ('shardid_internal._ddl_command(text,name,name)', 'called by apply_ddl(): parses only'),
+    ('shardid_internal._apply_ddl_claim(bigint)', 'called by apply_ddl() (membership of the template owner checked)'),
+    ('shardid_internal._apply_ddl_done(bigint,text)', 'called by apply_ddl(); writes the ledger with the caller''s grants'),
+    ('shardid_internal._apply_ddl_finish(bigint)', 'called by apply_ddl(); writes the ledger with the caller''s grants'),
+    ('shardid_internal._apply_ddl_on_nodes()', 'called by apply_ddl()'),
+    ('shardid_internal._apply_ddl_owner(name)', 'called by apply_ddl(); checks membership of the template owner'),
+    ('shardid_internal._apply_ddl_run(text,name)', 'called by apply_ddl(); SET ROLE only to a role the caller is a member of'),
+    ('shardid_internal._apply_ddl_targets(bigint,integer)', 'called by apply_ddl(); reads public tables');
 
 CREATE TEMP VIEW extension_functions AS
 SELECT p.oid::regprocedure::text AS fn,
@@ -95,9 +95,16 @@ EXCEPT SELECT fn FROM public_execute ORDER BY 1;
 -- On the list but not executable by PUBLIC (or gone): none.
 SELECT fn AS listed_only FROM public_execute
 EXCEPT SELECT fn FROM extension_functions WHERE public_may_execute ORDER BY 1;
+-- \df shardid.* lists what docs/reference.md documents for users: every
+-- internal helper (a name beginning with "_") is in shardid_internal.
+SELECT (SELECT count(*) FROM pg_proc WHERE pronamespace = 'shardid'::regnamespace AND starts_with(proname, '_'))
+     + (SELECT count(*) FROM pg_class WHERE relnamespace = 'shardid'::regnamespace AND starts_with(relname, '_'))
+       AS internal_in_shardid,
+       (SELECT count(*) FROM pg_proc WHERE pronamespace = 'shardid_internal'::regnamespace AND NOT starts_with(proname, '_'))
+       AS public_in_internal;
 -- The internal functions PUBLIC may not execute.
 SELECT fn AS internal_revoked FROM extension_functions
- WHERE fn LIKE 'shardid.\_%' AND NOT public_may_execute ORDER BY 1;
+ WHERE fn LIKE 'shardid\_internal.%' AND NOT public_may_execute ORDER BY 1;
 
 -- An ordinary role cannot attach an internal trigger function to a table
 -- of its own: CREATE TRIGGER checks EXECUTE on the function. (In 0.2,
@@ -107,10 +114,10 @@ CREATE TABLE public.if_own (id bigint);
 ALTER TABLE public.if_own OWNER TO regress_if_user;
 SET ROLE regress_if_user;
 CREATE TRIGGER reset_all AFTER INSERT ON public.if_own
-    FOR EACH STATEMENT EXECUTE FUNCTION shardid._layout_changed();
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid_internal._layout_changed();
 \echo :LAST_ERROR_SQLSTATE
 CREATE TRIGGER refuse AFTER INSERT ON public.if_own
-    FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_frozen_write('1', 'x');
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid_internal._refuse_frozen_write('1', 'x');
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) AS triggers FROM pg_trigger WHERE tgrelid = 'public.if_own'::regclass;
 
@@ -130,7 +137,7 @@ BEGIN
                                                     ELSE '(SELECT NULL::' || format_type(t, NULL) || ')' END, ', ' ORDER BY o)
                                     FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS u(t, o))) AS call
           FROM extension_functions AS e JOIN pg_proc AS p ON p.oid = e.fn::regprocedure
-         WHERE e.fn LIKE 'shardid.\_%' AND NOT e.public_may_execute
+         WHERE e.fn LIKE 'shardid\_internal.%' AND NOT e.public_may_execute
          ORDER BY p.oid::regprocedure::text
     LOOP
         BEGIN
@@ -172,7 +179,7 @@ INSERT INTO shard_0002_moved.posts (body) VALUES ('retired');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 -- sync_generators() run by the owner of the tables, no superuser: it reads
--- the DEFAULTs through the view shardid._next_id_defaults, which PUBLIC
+-- the DEFAULTs through the view shardid_internal._next_id_defaults, which PUBLIC
 -- may read (it shows only what pg_catalog shows).
 SET ROLE regress_if_admin;
 INSERT INTO shard_0001.posts (id, body)
@@ -193,7 +200,7 @@ CREATE ROLE regress_if_fresh_user;
 SET ROLE regress_if_fresh_user;
 SELECT shardid.configure('2021-01-01');
 \echo :LAST_ERROR_SQLSTATE
-SELECT shardid._refuse_stored_decodes();
+SELECT shardid_internal._refuse_stored_decodes();
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 DROP ROLE regress_if_fresh_user;

@@ -195,7 +195,7 @@ DROP ROLE regress_nodes_app;
 -- A retired copy refuses writes.
 CREATE TABLE nodes_retired (x int);
 CREATE TRIGGER shardid_retired BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON nodes_retired
-    FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_retired_write('5', 'b');
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid_internal._refuse_retired_write('5', 'b');
 INSERT INTO nodes_retired VALUES (1);
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 DROP TABLE nodes_retired;

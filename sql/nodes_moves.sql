@@ -205,14 +205,14 @@ ALTER TABLE shard_0001.posts ENABLE ALWAYS TRIGGER shardid_retired;
 CREATE TRIGGER ordinary AFTER INSERT ON shard_0001.posts FOR EACH ROW EXECUTE FUNCTION public.payload();
 RESET ROLE;
 -- what bin/shardid-move-shard --offline runs, the rows as it reads them on the source
-SELECT * FROM shardid._move_offline_copies('shard_0001');
+SELECT * FROM shardid_internal._move_offline_copies('shard_0001');
 BEGIN;
-SELECT shardid._move_offline_load('shard_0001');
+SELECT shardid_internal._move_offline_load('shard_0001');
 COPY pg_temp.shardid_load_1 FROM STDIN;
 2476645732824646657	1	one
 2476645732824646658	2	two
 \.
-SELECT shardid._move_offline_store('shard_0001');
+SELECT shardid_internal._move_offline_store('shard_0001');
 COMMIT;
 SELECT what, who, superuser, count(*) FROM public.payload_log GROUP BY 1, 2, 3 ORDER BY 1;
 SELECT count(*) AS rows_copied FROM shard_0001.posts;
@@ -222,7 +222,7 @@ SELECT count(*) AS moves FROM shardid.shard_moves;
 \c regress_moves_b
 SELECT count(*) AS copies_left FROM pg_namespace WHERE nspname = 'shard_0001';
 \c regress_moves_a
-SELECT count(*) AS frozen_left FROM pg_trigger WHERE tgfoid = 'shardid._refuse_frozen_write()'::regprocedure;
+SELECT count(*) AS frozen_left FROM pg_trigger WHERE tgfoid = 'shardid_internal._refuse_frozen_write()'::regprocedure;
 DELETE FROM shard_0001.posts;
 -- and on the source: a tenant's trigger named like shardid's is a difference
 CREATE FUNCTION public.tenant_trigger() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
@@ -260,11 +260,11 @@ SELECT * FROM dblink('nobody', $$SET ROLE regress_moves_nobody; SELECT pg_try_ad
 CALL shardid.move_shard(1, 'mb');
 SELECT dblink_disconnect('nobody');
 SELECT dblink_connect('mover', :'base' || current_database());
-SELECT * FROM dblink('mover', $$SELECT shardid._session_lock('move 1') IS NULL$$) AS t(locked boolean);
+SELECT * FROM dblink('mover', $$SELECT shardid_internal._session_lock('move 1') IS NULL$$) AS t(locked boolean);
 \set VERBOSITY sqlstate
 CALL shardid.move_shard(1, 'mb');
 \set VERBOSITY default
-SELECT * FROM dblink('mover', $$SELECT shardid._session_unlock('move 1')$$) AS t(unlocked boolean);
+SELECT * FROM dblink('mover', $$SELECT shardid_internal._session_unlock('move 1')$$) AS t(unlocked boolean);
 SELECT dblink_disconnect('mover');
 
 -- A move in progress (here a row without objects) resumes to its target
@@ -291,24 +291,24 @@ SELECT phase FROM shardid.shard_moves;
 DELETE FROM shardid.shard_moves;
 
 -- Definitions compare key by key; a difference reads as a sentence.
-SELECT * FROM unnest(shardid._definition_diff(
+SELECT * FROM unnest(shardid_internal._definition_diff(
     '{"table t: column a": "integer", "table t: index i": "CREATE INDEX i ON s.t USING btree (a)", "schema: owner": "x"}',
     '{"table t: column a": "bigint", "schema: owner": "x", "sequence q": "permanent"}',
     'node "a"', 'node "b"')) AS d;
-SELECT shardid._definition_diff('{"k": "v"}', '{"k": "v"}', 'a', 'b') AS none;
+SELECT shardid_internal._definition_diff('{"k": "v"}', '{"k": "v"}', 'a', 'b') AS none;
 -- what a node reports of a shard: its definition, keyed (the table's own
 -- privileges left out: they name 17's MAINTAIN)
 SELECT d.key, d.value
-  FROM dblink(:'base' || 'regress_moves_a', 'SELECT shardid._shard_definition(''shard_0001'')::text') AS t(def jsonb),
+  FROM dblink(:'base' || 'regress_moves_a', 'SELECT shardid_internal._shard_definition(''shard_0001'')::text') AS t(def jsonb),
        jsonb_each_text(t.def) AS d
  WHERE d.key <> 'table posts: privileges'
  ORDER BY d.key COLLATE "C";
 
 -- Names: a move's objects, and a retired copy's name cut at a character
 -- boundary with its suffix kept.
-SELECT shardid._move_name(5, 1795432293102);
+SELECT shardid_internal._move_name(5, 1795432293102);
 SELECT n, octet_length(n) AS bytes, char_length(n) AS chars
-  FROM shardid._fit_name(repeat('é', 31) || 'x', '_moved_1795432293102') AS n;
+  FROM shardid_internal._fit_name(repeat('é', 31) || 'x', '_moved_1795432293102') AS n;
 
 -- The freeze lease: a write is refused while the session that froze the
 -- shard lives, and goes through once it is gone. Its key is drawn at
@@ -348,12 +348,12 @@ SELECT dblink_disconnect('writer');
 -- start per wal_retrieve_retry_interval for all subscriptions) with the
 -- interval over 1 s. _move_prepare() passes the target's
 -- server_version_num and pg_settings.setting (ms).
-SELECT shardid._move_check_launcher('mb', 150013, 5000);
-SELECT shardid._move_check_launcher('mb', 150013, 1001);
-SELECT shardid._move_check_launcher('mb', 150013, 1000);
-SELECT shardid._move_check_launcher('mb', 150013, 200);
-SELECT shardid._move_check_launcher('mb', 160000, 5000);
-SELECT shardid._move_check_launcher('mb', 190000, 60000);
+SELECT shardid_internal._move_check_launcher('mb', 150013, 5000);
+SELECT shardid_internal._move_check_launcher('mb', 150013, 1001);
+SELECT shardid_internal._move_check_launcher('mb', 150013, 1000);
+SELECT shardid_internal._move_check_launcher('mb', 150013, 200);
+SELECT shardid_internal._move_check_launcher('mb', 160000, 5000);
+SELECT shardid_internal._move_check_launcher('mb', 190000, 60000);
 
 -- Clean up: this database is shared with the other regression tests.
 DELETE FROM shardid.shard_placement;

@@ -8,61 +8,61 @@
 -- Step 1 moves a's 400 (nearest half of a - c = 1000) to c; step 2 a - b =
 -- 500: 300 and 200 are as near to 250, the smaller goes. Then a = c = 400,
 -- b = 300: moving 100 would not narrow a - b by its own size.
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b,c}',
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b,c}',
     '{1,2,3,4,5}', '{a,a,a,a,b}', '{400,300,200,100,100}');
 -- By count, the same shards: the highest-numbered shard of the fullest
 -- node to the emptiest (equal loads: node names in order), until one apart.
-SELECT * FROM shardid._rebalance_moves('by_count', NULL, '{a,b,c}',
+SELECT * FROM shardid_internal._rebalance_moves('by_count', NULL, '{a,b,c}',
     '{1,2,3,4,5}', '{a,a,a,a,b}', '{400,300,200,100,100}');
 -- by_count needs no sizes.
-SELECT * FROM shardid._rebalance_moves('by_count', NULL, '{a,b,c}',
+SELECT * FROM shardid_internal._rebalance_moves('by_count', NULL, '{a,b,c}',
     '{1,2,3,4,5,6}', '{a,a,a,b,b,b}', '{NULL,NULL,NULL,NULL,NULL,NULL}');
 
 -- Ties. Nodes given in any order: a and b hold 200 each, so a (by name) is
 -- the source; its shards 1 and 2 are as big: the higher number moves. Then
 -- b = 200, a = c = 100: moving 100 from b would only swap the loads.
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{c,b,a}',
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{c,b,a}',
     '{1,2,3,4}', '{a,a,b,b}', '{100,100,100,100}');
-SELECT * FROM shardid._rebalance_moves('by_count', NULL, '{c,b,a}',
+SELECT * FROM shardid_internal._rebalance_moves('by_count', NULL, '{c,b,a}',
     '{1,2,3,4}', '{a,a,b,b}', '{100,100,100,100}');
 
 -- A node just added holds nothing: it receives, each node gives.
-SELECT * FROM shardid._rebalance_moves('by_count', NULL, '{a,b,new}',
+SELECT * FROM shardid_internal._rebalance_moves('by_count', NULL, '{a,b,new}',
     '{0,1,2,3,4,5}', '{a,a,a,b,b,b}', '{10,10,10,10,10,10}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b,new}',
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b,new}',
     '{0,1,2,3,4,5}', '{a,a,a,b,b,b}', '{10,10,10,10,10,10}');
 
 -- Nothing to do: balanced, a single node, no node, no shard.
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3,4}', '{a,a,b,b}', '{100,100,100,100}');
-SELECT * FROM shardid._rebalance_moves('by_count', NULL, '{a,b,c}', '{1,2,3,4}', '{a,a,b,c}', '{100,5,100,100}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a}', '{1,2}', '{a,a}', '{100,100}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{}', '{}', '{}', '{}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{}', '{}', '{}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3,4}', '{a,a,b,b}', '{100,100,100,100}');
+SELECT * FROM shardid_internal._rebalance_moves('by_count', NULL, '{a,b,c}', '{1,2,3,4}', '{a,a,b,c}', '{100,5,100,100}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a}', '{1,2}', '{a,a}', '{100,100}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{}', '{}', '{}', '{}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{}', '{}', '{}');
 -- Within a tenth of the average node load (2050 / 2 / 10 = 102) by_size
 -- stops: a - b = 50 is not worth the 20 byte shard's move. With a - b =
 -- 150 it is (and 20 narrows it by 40).
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3,4}', '{a,a,a,b}', '{1000,30,20,1000}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3,4}', '{a,a,a,b}', '{1000,130,20,1000}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3,4}', '{a,a,a,b}', '{1000,30,20,1000}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3,4}', '{a,a,a,b}', '{1000,130,20,1000}');
 -- A big shard is not moved for a small gain: a - b = 300, moving 250
 -- would leave b - a = 200. Empty shards never move by size.
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3}', '{a,a,b}', '{1000,250,950}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3,4}', '{a,a,a,b}', '{0,0,0,0}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3}', '{a,a,b}', '{1000,250,950}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,2,3,4}', '{a,a,a,b}', '{0,0,0,0}');
 
 -- max_moves: the first steps of the same plan.
-SELECT * FROM shardid._rebalance_moves('by_size', 1, '{a,b,c}',
+SELECT * FROM shardid_internal._rebalance_moves('by_size', 1, '{a,b,c}',
     '{1,2,3,4,5}', '{a,a,a,a,b}', '{400,300,200,100,100}');
-SELECT count(*) FROM shardid._rebalance_moves('by_count', 0, '{a,b,new}',
+SELECT count(*) FROM shardid_internal._rebalance_moves('by_count', 0, '{a,b,new}',
     '{0,1,2,3,4,5}', '{a,a,a,b,b,b}', '{10,10,10,10,10,10}');
 
 -- Pinned shards (in a move, frozen, excluded) load the node given for them
 -- and never move. Shard 1 moving to c counts on c: only a -> b is left.
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b,c}',
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b,c}',
     '{1,2,3,4,5}', '{c,a,a,a,b}', '{400,300,200,100,100}', pinned => '{1}');
 -- Shard 1 kept on a: its 400 stay there, the others move.
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b,c}',
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b,c}',
     '{1,2,3,4,5}', '{a,a,a,a,b}', '{400,300,200,100,100}', pinned => '{1}');
 -- Every shard pinned: nothing.
-SELECT count(*) FROM shardid._rebalance_moves('by_count', NULL, '{a,b}', '{1,2,3}', '{a,a,a}', '{1,1,1}', pinned => '{1,2,3}');
+SELECT count(*) FROM shardid_internal._rebalance_moves('by_count', NULL, '{a,b}', '{1,2,3}', '{a,a,a}', '{1,1,1}', pinned => '{1,2,3}');
 
 -- A bigger plan: 60 shards of uneven sizes on three nodes, a fourth just
 -- added. Replayed step by step: no shard moves twice, each move goes from
@@ -73,7 +73,7 @@ SELECT s AS shard, CASE WHEN s % 2 = 0 THEN 'n1' WHEN s % 4 = 1 THEN 'n2' ELSE '
        ((s * 7919) % 997 + 3)::bigint * 1000 AS bytes
   FROM generate_series(0, 59) AS s;
 CREATE TEMP TABLE rb_plan AS
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{n1,n2,n3,n4}',
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{n1,n2,n3,n4}',
     (SELECT array_agg(shard ORDER BY shard) FROM rb_in),
     (SELECT array_agg(node ORDER BY shard) FROM rb_in),
     (SELECT array_agg(bytes ORDER BY shard) FROM rb_in));
@@ -100,7 +100,7 @@ SELECT bool_and(r.spread <= prev.spread) AS never_wider,
   FROM ranges AS r JOIN ranges AS prev ON prev.step = r.step - 1;
 -- by_count: n1 holds 30, n2 and n3 15 each: n1 gives 15 to n4
 SELECT source, target, count(*) AS moves, min(step) AS first_step, max(step) AS last_step
-  FROM shardid._rebalance_moves('by_count', NULL, '{n1,n2,n3,n4}',
+  FROM shardid_internal._rebalance_moves('by_count', NULL, '{n1,n2,n3,n4}',
     (SELECT array_agg(shard ORDER BY shard) FROM rb_in),
     (SELECT array_agg(node ORDER BY shard) FROM rb_in),
     (SELECT array_agg(bytes ORDER BY shard) FROM rb_in))
@@ -108,17 +108,17 @@ SELECT source, target, count(*) AS moves, min(step) AS first_step, max(step) AS 
 DROP TABLE rb_in, rb_plan;
 
 -- Refusals: strategy, max_moves, inconsistent input.
-SELECT * FROM shardid._rebalance_moves('by_disk_size', NULL, '{a}', '{}', '{}', '{}');
+SELECT * FROM shardid_internal._rebalance_moves('by_disk_size', NULL, '{a}', '{}', '{}', '{}');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
-SELECT * FROM shardid._rebalance_moves(NULL, NULL, '{a}', '{}', '{}', '{}');
+SELECT * FROM shardid_internal._rebalance_moves(NULL, NULL, '{a}', '{}', '{}', '{}');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
-SELECT * FROM shardid._rebalance_moves('by_size', -1, '{a}', '{}', '{}', '{}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', -1, '{a}', '{}', '{}', '{}');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a}', '{1,1}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,1}', '{a,b}', '{1,1}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a,x}', '{1,1}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a,b}', '{1,NULL}');
-SELECT * FROM shardid._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a,b}', '{1,-1}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a}', '{1,1}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,1}', '{a,b}', '{1,1}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a,x}', '{1,1}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a,b}', '{1,NULL}');
+SELECT * FROM shardid_internal._rebalance_moves('by_size', NULL, '{a,b}', '{1,2}', '{a,b}', '{1,-1}');
 
 -- rebalance_plan() on the router's tables.
 SELECT shardid.rebalance_plan('by_disk_size');
@@ -192,18 +192,18 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- One at a time: another session holds the rebalance lock (a row of
 -- shardid.session_locks).
 SELECT dblink_connect('other', :'self');
-SELECT * FROM dblink('other', $$SELECT shardid._session_lock('rebalance') IS NULL$$) AS t(locked boolean);
+SELECT * FROM dblink('other', $$SELECT shardid_internal._session_lock('rebalance') IS NULL$$) AS t(locked boolean);
 \set VERBOSITY terse
 CALL shardid.rebalance('by_count');
 \set VERBOSITY default
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
-SELECT * FROM dblink('other', $$SELECT shardid._session_unlock('rebalance')$$) AS t(unlocked boolean);
+SELECT * FROM dblink('other', $$SELECT shardid_internal._session_unlock('rebalance')$$) AS t(unlocked boolean);
 -- A role with no privileges on shardid's objects cannot block it (issue 27,
 -- finding 5: in 0.2 any role could hold the fixed advisory key), nor take
 -- its lock.
 CREATE ROLE regress_rebalance_nobody LOGIN;
 SELECT * FROM dblink('other', $$SET ROLE regress_rebalance_nobody; SELECT pg_try_advisory_lock(hashtext('shardid-rebalance'), 0)$$) AS t(locked boolean);
-SELECT * FROM dblink('other', $$SELECT shardid._session_lock('rebalance')$$) AS t(holder integer);
+SELECT * FROM dblink('other', $$SELECT shardid_internal._session_lock('rebalance')$$) AS t(holder integer);
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT * FROM dblink('other', $$SELECT lock_name FROM shardid.session_locks FOR UPDATE$$) AS t(lock_name text);
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
@@ -220,10 +220,10 @@ VALUES (2, 'one', 'two', 'shard_0002', 'offline', 'frozen');
 CALL shardid.rebalance('by_count');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- A move is counted only when done: no move row left, placed on its target.
-SELECT shardid._check_move_done(2, 'two');
+SELECT shardid_internal._check_move_done(2, 'two');
 DELETE FROM shardid.shard_moves;
-SELECT shardid._check_move_done(2, 'two');
-SELECT shardid._check_move_done(2, 'one');
+SELECT shardid_internal._check_move_done(2, 'two');
+SELECT shardid_internal._check_move_done(2, 'one');
 -- The first move fails (both nodes are this database: the target has the
 -- shard already): the notice names the move, move_shard()'s error is
 -- raised, the placement is unchanged; the session keeps the lock until a

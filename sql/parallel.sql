@@ -118,8 +118,8 @@ SELECT q.name, c.*
         ('where id_shard',     'SELECT id FROM ids WHERE shardid.id_shard(id) = 5'),
         ('group by id_time',   'SELECT date_trunc(''day'', shardid.id_time(id)) AS day, count(*), min(id), max(id) FROM ids GROUP BY 1'),
         ('shard_schema',       'SELECT id, shardid.shard_schema(shardid.id_shard(id) % 4) FROM ids'),
-        ('_shard_schema_name', 'SELECT id, shardid._shard_schema_name(shardid.id_shard(id)) FROM ids'),
-        ('_state_decode',      'SELECT g, (shardid._state_decode(g * 1000003::bigint)).* FROM ids')
+        ('_shard_schema_name', 'SELECT id, shardid_internal._shard_schema_name(shardid.id_shard(id)) FROM ids'),
+        ('_state_decode',      'SELECT g, (shardid_internal._state_decode(g * 1000003::bigint)).* FROM ids')
        ) AS q(name, query)
  CROSS JOIN LATERAL compare_plans(q.query) AS c;
 

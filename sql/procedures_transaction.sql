@@ -6,7 +6,7 @@
 SET client_min_messages = warning;
 \set SHOW_CONTEXT never
 SELECT count(*) AS procedures FROM pg_proc
- WHERE pronamespace = 'shardid'::regnamespace AND prokind = 'p';
+ WHERE pronamespace IN ('shardid'::regnamespace, 'shardid_internal'::regnamespace) AND prokind = 'p';
 
 BEGIN;
 CALL shardid.move_shard(1, 'b');
@@ -21,7 +21,7 @@ CALL shardid.rebalance();
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
-CALL shardid._move_rollback(1);
+CALL shardid_internal._move_rollback(1);
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
@@ -33,7 +33,7 @@ CALL shardid.drop_retired_copies();
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
-CALL shardid._rebalance_job_run(1);
+CALL shardid_internal._rebalance_job_run(1);
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
@@ -72,5 +72,5 @@ SELECT 1 AS first_statement \; CALL shardid.move_shard(1, 'b');
 SELECT p.proname,
        pg_catalog.ltrim(pg_catalog.split_part(pg_catalog.split_part(p.prosrc, 'BEGIN', 2), E'\n', 2)) AS first_statement
   FROM pg_proc AS p
- WHERE p.pronamespace = 'shardid'::regnamespace AND p.prokind = 'p'
+ WHERE p.pronamespace IN ('shardid'::regnamespace, 'shardid_internal'::regnamespace) AND p.prokind = 'p'
  ORDER BY 1;

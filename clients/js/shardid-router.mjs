@@ -70,7 +70,7 @@ function messageOf(err) {
 /** 'frozen' (retry after a back-off), 'moved' (reload the map, retry on the new node) or null (throw it). */
 export function moveErrorKind(err) {
   const state = sqlstateOf(err);
-  // shardid._refuse_retired_write(): "shard N moved to node X: ... is its retired copy"
+  // shardid_internal._refuse_retired_write(): "shard N moved to node X: ... is its retired copy"
   if (state === READ_ONLY) return messageOf(err).includes('retired copy') ? 'moved' : 'frozen';
   if (GONE.has(state)) return 'moved';
   return null;

@@ -98,7 +98,7 @@ def move_error_kind(exc):
     new node) or None (not caused by a shard move: raise it) for an exception."""
     state = sqlstate_of(exc)
     if state == _READ_ONLY:
-        # shardid._refuse_retired_write(): "shard N moved to node X: ... is its retired copy"
+        # shardid_internal._refuse_retired_write(): "shard N moved to node X: ... is its retired copy"
         return "moved" if "retired copy" in _message_of(exc) else "frozen"
     if state in _GONE:
         return "moved"

@@ -9,7 +9,7 @@
 -- is for administrators (it names who started each job, and the options).
 GRANT SELECT ON shardid.rebalance_jobs TO pg_monitor;
 GRANT EXECUTE ON FUNCTION shardid.rebalance_status(bigint),
-                          shardid._rebalance_job_alive(shardid.rebalance_jobs) TO pg_monitor;
+                          shardid_internal._rebalance_job_alive(shardid.rebalance_jobs) TO pg_monitor;
 
 -- shardid_cluster: check_cluster() needs a superuser: it reads the connect
 -- strings of shardid.nodes, and dblink lets only a superuser connect without

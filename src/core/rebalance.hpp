@@ -1,6 +1,6 @@
 // rebalance.hpp — the rebalance planner, pure: from the nodes, the node each
 // shard counts on and its size, the moves that even out the nodes' load.
-// shardid._rebalance_moves() calls it through _plan_moves()
+// shardid_internal._rebalance_moves() calls it through _plan_moves()
 // (src/pg/rebalance.cpp); it reads no table and reaches no node.
 //
 // A node's load is, by_size, the total bytes of the shards it holds; by_count,

@@ -1,5 +1,5 @@
 /*
- * connstr.cpp — shardid._connstr_options(connstr): a connect string as libpq
+ * connstr.cpp — shardid_internal._connstr_options(connstr): a connect string as libpq
  * reads it, for the checks on node connect strings (add_node() and the CHECK
  * on shardid.nodes, in SQL).
  *

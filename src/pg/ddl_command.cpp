@@ -1,5 +1,5 @@
 /*
- * ddl_command.cpp — shardid._ddl_command(command, schema, table): what
+ * ddl_command.cpp — shardid_internal._ddl_command(command, schema, table): what
  * apply_ddl() may run on a sharded table, read by PostgreSQL's own parser.
  *
  * apply_ddl() runs the caller's statement as the table's owner on every

@@ -1,7 +1,7 @@
 /*
- * rebalance.cpp — shardid._plan_moves(): the rebalance planner of
+ * rebalance.cpp — shardid_internal._plan_moves(): the rebalance planner of
  * src/core/rebalance.cpp as a set-returning SQL function, for
- * shardid._rebalance_moves(), which checks the strategy and max_moves
+ * shardid_internal._rebalance_moves(), which checks the strategy and max_moves
  * first (_check_rebalance_options()) and returns what this returns.
  *
  * Everything PostgreSQL may fail on happens before the core runs or after

@@ -9,7 +9,7 @@
  * bgw_extra, and waits until it has started. The worker connects to that
  * database as that role, waits for the caller's transaction to end (the
  * job's row is inserted there; a rollback leaves no row and the worker
- * exits), then runs CALL shardid._rebalance_job_run(job) at top level, as
+ * exits), then runs CALL shardid_internal._rebalance_job_run(job) at top level, as
  * a client's query runs (a portal: non-atomic), so that the procedure
  * commits after every move.
  * An error ends the CALL: the worker records it in the job's row
@@ -167,7 +167,8 @@ shardid_rebalance_worker_main(Datum main_arg)
 	worker_cxt = CurrentMemoryContext;
 	PG_TRY();
 	{
-		run_top_level(psprintf("CALL shardid._rebalance_job_run(%lld)", (long long) job_id));
+		run_top_level(
+			psprintf("CALL shardid_internal._rebalance_job_run(%lld)", (long long) job_id));
 	}
 	PG_CATCH();
 	{
@@ -185,8 +186,8 @@ shardid_rebalance_worker_main(Datum main_arg)
 
 		/* the server log has it too, as from any backend */
 		ereport(LOG, (errmsg("shardid rebalance job %lld failed: %s", (long long) job_id, text)));
-		run_top_level(psprintf("SELECT shardid._rebalance_job_failed(%lld, %s)", (long long) job_id,
-							   quote_literal_cstr(text)));
+		run_top_level(psprintf("SELECT shardid_internal._rebalance_job_failed(%lld, %s)",
+							   (long long) job_id, quote_literal_cstr(text)));
 	}
 	proc_exit(0);
 }

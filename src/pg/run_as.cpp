@@ -1,5 +1,5 @@
 /*
- * run_as.cpp — shardid._run_as_owner(role, sql, replica): one statement of
+ * run_as.cpp — shardid_internal._run_as_owner(role, sql, replica): one statement of
  * shardid's run as the role that owns what it touches, never as the
  * superuser who called it.
  *

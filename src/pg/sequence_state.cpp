@@ -281,9 +281,9 @@ shardid_raise_generator(PG_FUNCTION_ARGS)
 	Oid relid = PG_GETARG_OID(0);
 	int64 target = PG_GETARG_INT64(1);
 
-	PreventCommandDuringRecovery("shardid._raise_generator()");
-	PreventCommandIfReadOnly("shardid._raise_generator()");
-	PreventCommandIfParallelMode("shardid._raise_generator()");
+	PreventCommandDuringRecovery("shardid_internal._raise_generator()");
+	PreventCommandIfReadOnly("shardid_internal._raise_generator()");
+	PreventCommandIfParallelMode("shardid_internal._raise_generator()");
 
 	shardid::Layout layout = current_layout();
 

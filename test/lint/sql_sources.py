@@ -20,7 +20,7 @@ import re
 import sys
 
 TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-SOURCE_DIRS = ['functions', 'procedures', 'views', 'tables', 'types', 'event_triggers', 'checks', 'updates', 'install']
+SOURCE_DIRS = ['functions', 'procedures', 'views', 'tables', 'types', 'event_triggers', 'checks', 'schemas', 'updates', 'install']
 DEFINITION = re.compile(
     r'^\s*CREATE\s+(?:OR\s+REPLACE\s+)?'
     r'(FUNCTION|PROCEDURE|VIEW|TABLE|SEQUENCE|TYPE|EVENT\s+TRIGGER|TRIGGER|INDEX)\s+'
@@ -145,12 +145,12 @@ def check_reference():
         # an entry: a heading naming the object (### `shardid.name(...)`) or,
         # for internal functions, a table row | `_name(...)` | ... |
         where = [i for i, l in enumerate(lines)
-                 if (l.startswith('#') or l.startswith('|')) and re.search(r'`(?:shardid\.)?%s\b' % re.escape(short), l)]
+                 if (l.startswith('#') or l.startswith('|')) and re.search(r'`(?:shardid(?:_internal)?\.)?%s\b' % re.escape(short), l)]
         if not where:
             problems.append('docs/reference.md has no entry for %s %s' % (kind, name))
             continue
         # one entry each: a heading or a table row whose first cell names it
-        own = [i for i in where if re.match(r'(#+|\|) `(?:shardid\.)?%s\b' % re.escape(short), lines[i])]
+        own = [i for i in where if re.match(r'(#+|\|) `(?:shardid(?:_internal)?\.)?%s\b' % re.escape(short), lines[i])]
         if len(own) > 1:
             problems.append('docs/reference.md has %d entries for %s %s (lines %s)'
                             % (len(own), kind, name, ', '.join(str(i + 1) for i in own)))

@@ -173,7 +173,7 @@ $bare->safe_psql('app', 'DROP TABLE public.posts');
 $router->safe_psql('app', "CALL shardid.move_shard(2, 'c')");
 is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 2'), 'c',
 	'shard 2 moved to c, a node that had only the extension');
-my $templates = q{SELECT string_agg(shardid._template_definition(table_name)::text, ' ' ORDER BY position) FROM shardid.sharded_tables};
+my $templates = q{SELECT string_agg(shardid_internal._template_definition(table_name)::text, ' ' ORDER BY position) FROM shardid.sharded_tables};
 is($bare->safe_psql('app', $templates), $node{a}->safe_psql('app', $templates),
 	'c\'s templates of posts and comments are a\'s (columns, constraints, foreign key, indexes, id column, position)');
 is(column_and_index($bare, 'app', 'mood', 'posts_by_user'), '2/2 2/2', 'on c, the template and shard 2 have the column and the index');

@@ -213,7 +213,7 @@ is(placed_on(1) . ' ' . $router->safe_psql('app', 'SELECT count(*) FROM shardid.
 	'b 0', 'rolled back: shard 1 stays on b, no move left');
 is($node{a}->safe_psql('app', "SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0001'"),
 	'0', 'the copy on a is dropped');
-is($node{b}->safe_psql('app', q{SELECT count(*) FROM pg_trigger WHERE tgfoid = 'shardid._refuse_frozen_write()'::regprocedure}),
+is($node{b}->safe_psql('app', q{SELECT count(*) FROM pg_trigger WHERE tgfoid = 'shardid_internal._refuse_frozen_write()'::regprocedure}),
 	'0', 'b is writable again');
 ok($node{a}->safe_psql('app', q{SELECT count(*) FROM audit.payload_log WHERE what LIKE 'trigger a\_%'}) > 0,
 	"the owner's ENABLE ALWAYS triggers did fire during the copy (as the owner)");

@@ -1,7 +1,7 @@
 -- An ACL (NULL: the kind's default; kind NULL for column ACLs) as a JSON
 -- array of {grantee, privilege, grantable, grantor}, grantee null for
 -- PUBLIC, for _apply_acl() on another node: role names, never OIDs.
-CREATE OR REPLACE FUNCTION shardid._acl_items(acl aclitem[], kind "char", owner oid) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._acl_items(acl aclitem[], kind "char", owner oid) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -14,7 +14,7 @@ AS $$
       FROM aclexplode(CASE WHEN acl IS NULL AND kind IS NOT NULL THEN acldefault(kind, owner) ELSE acl END) AS a
 $$;
 
-REVOKE ALL ON FUNCTION shardid._acl_items(aclitem[], "char", oid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._acl_items(aclitem[], "char", oid) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._acl_items(aclitem[], "char", oid) IS
+COMMENT ON FUNCTION shardid_internal._acl_items(aclitem[], "char", oid) IS
     'Internal: an ACL as a JSON array of {grantee, privilege, grantable, grantor} (role names), for _apply_acl() on another node.';

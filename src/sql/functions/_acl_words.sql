@@ -4,7 +4,7 @@
 -- whose default is none). ignore_role leaves out the grants to one role
 -- (the 15 subscription role of a move, see _move_subscribe).
 -- search_path is pinned: every name below resolves in pg_catalog.
-CREATE OR REPLACE FUNCTION shardid._acl_words(acl aclitem[], kind "char", owner oid, ignore_role name DEFAULT NULL)
+CREATE OR REPLACE FUNCTION shardid_internal._acl_words(acl aclitem[], kind "char", owner oid, ignore_role name DEFAULT NULL)
     RETURNS text
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
@@ -19,7 +19,7 @@ AS $$
              WHERE ignore_role IS NULL OR a.grantee = 0 OR pg_get_userbyid(a.grantee) <> ignore_role) AS x
 $$;
 
-REVOKE ALL ON FUNCTION shardid._acl_words(aclitem[], "char", oid, name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._acl_words(aclitem[], "char", oid, name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._acl_words(aclitem[], "char", oid, name) IS
+COMMENT ON FUNCTION shardid_internal._acl_words(aclitem[], "char", oid, name) IS
     'Internal: an ACL (NULL: the kind''s default) as sorted words grantee:PRIVILEGE[*]/grantor, leaving out one role if given.';

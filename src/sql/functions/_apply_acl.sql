@@ -3,7 +3,7 @@
 -- item granted, by its grantor (grants the owner made first, so a grant
 -- option exists before it is used). Run by a superuser; a GRANT runs no
 -- user code. column: the column's privileges instead of the object's.
-CREATE OR REPLACE FUNCTION shardid._apply_acl(kind text, object text, owner name, items jsonb, column_name name DEFAULT NULL)
+CREATE OR REPLACE FUNCTION shardid_internal._apply_acl(kind text, object text, owner name, items jsonb, column_name name DEFAULT NULL)
     RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -36,7 +36,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._apply_acl(text, text, name, jsonb, name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_acl(text, text, name, jsonb, name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._apply_acl(text, text, name, jsonb, name) IS
+COMMENT ON FUNCTION shardid_internal._apply_acl(text, text, name, jsonb, name) IS
     'Internal, moves: gives a schema, sequence, table or column exactly the privileges listed by _acl_items() on another node.';

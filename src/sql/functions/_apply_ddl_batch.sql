@@ -2,7 +2,7 @@
 -- transaction block: runs the change on the next batch_size targets that
 -- lack it, as the template's owner, and records each in the ledger in the
 -- same transaction; returns how many (0: done). The caller commits.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_batch(change_id bigint, batch_size integer) RETURNS integer
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_batch(change_id bigint, batch_size integer) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -14,12 +14,12 @@ DECLARE
     owner name;
 BEGIN
     SELECT * INTO STRICT c FROM shardid.ddl_changes AS d WHERE d.change_id = _apply_ddl_batch.change_id;
-    owner := shardid._apply_ddl_owner(c.table_name);
-    FOR x IN SELECT * FROM shardid._apply_ddl_targets(change_id, batch_size) LOOP
+    owner := shardid_internal._apply_ddl_owner(c.table_name);
+    FOR x IN SELECT * FROM shardid_internal._apply_ddl_targets(change_id, batch_size) LOOP
         rel := to_regclass(format('%I.%I', x.schema_name, x.table_name));
         -- a shard that lacks the table gets it from the changed template
         IF rel IS NOT NULL THEN
-            PERFORM shardid._apply_ddl_run((shardid._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement, owner);
+            PERFORM shardid_internal._apply_ddl_run((shardid_internal._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement, owner);
         ELSIF x.target = 'template' THEN
             RAISE EXCEPTION 'template % of sharded table % no longer exists', x.target, c.table_name
                 USING ERRCODE = 'object_not_in_prerequisite_state';
@@ -32,5 +32,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_batch(bigint, integer) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_batch(bigint, integer) IS
     'One batch of apply_ddl() on a node: runs the change on up to batch_size targets that lack it, as the template''s owner, recording each in the ledger; returns how many.';

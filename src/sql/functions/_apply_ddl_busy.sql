@@ -3,14 +3,14 @@
 -- procedure commits between calls: a CREATE INDEX CONCURRENTLY on the
 -- loopback connection waits for every transaction of this database older
 -- than its snapshot, this session's too.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_busy(conn text) RETURNS boolean
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_busy(conn text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     busy integer;
 BEGIN
-    EXECUTE format('SELECT %I.dblink_is_busy($1)', shardid._dblink_schema()) INTO busy USING conn;
+    EXECUTE format('SELECT %I.dblink_is_busy($1)', shardid_internal._dblink_schema()) INTO busy USING conn;
     IF busy = 1 THEN
         PERFORM pg_sleep(0.01);
     END IF;
@@ -18,7 +18,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._apply_ddl_busy(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_busy(text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._apply_ddl_busy(text) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_busy(text) IS
     'apply_ddl() on a node, outside a transaction block: whether the statement sent on a dblink connection still runs (sleeps 10 ms if so).';

@@ -2,7 +2,7 @@
 -- (_ddl_command) for that table; returns it with its kind. A syntax
 -- error is reported with the statement (the parser's position would point
 -- into this function's query).
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_check(command text, schema_name name, table_name name,
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_check(command text, schema_name name, table_name name,
                                                     OUT statement text, OUT kind text, OUT concurrent boolean)
     LANGUAGE plpgsql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
@@ -10,10 +10,10 @@ AS $$
 DECLARE
     msg text;
 BEGIN
-    statement := shardid._apply_ddl_statement(command, schema_name, table_name);
+    statement := shardid_internal._apply_ddl_statement(command, schema_name, table_name);
     BEGIN
         SELECT c.kind, c.concurrent INTO kind, concurrent
-            FROM shardid._ddl_command(statement, schema_name, table_name) AS c;
+            FROM shardid_internal._ddl_command(statement, schema_name, table_name) AS c;
     EXCEPTION WHEN syntax_error THEN
         GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
         RAISE EXCEPTION 'apply_ddl() command is not valid SQL: %', msg
@@ -22,5 +22,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_check(text, name, name) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_check(text, name, name) IS
     'apply_ddl(): the statement for schema.table made from the command and checked by the parser, with its kind and whether it cannot run in a transaction block.';

@@ -5,7 +5,7 @@
 -- invalid indexes an interrupted CREATE INDEX CONCURRENTLY leaves on it.
 -- A shard without the table is recorded as done (it will be made from the
 -- changed template). target is NULL when every target has the change.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_claim(change_id bigint,
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_claim(change_id bigint,
                                                     OUT target text, OUT statement text, OUT owner name,
                                                     OUT cleanup text[], OUT retry boolean)
     LANGUAGE plpgsql
@@ -18,7 +18,7 @@ DECLARE
 BEGIN
     SELECT * INTO STRICT c FROM shardid.ddl_changes AS d WHERE d.change_id = _apply_ddl_claim.change_id;
     LOOP
-        SELECT * INTO x FROM shardid._apply_ddl_targets(change_id, 1);
+        SELECT * INTO x FROM shardid_internal._apply_ddl_targets(change_id, 1);
         IF NOT FOUND THEN
             RETURN;
         END IF;
@@ -31,8 +31,8 @@ BEGIN
         END IF;
         target := x.target;
         retry := x.running;
-        statement := (shardid._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement;
-        owner := shardid._apply_ddl_owner(c.table_name);
+        statement := (shardid_internal._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement;
+        owner := shardid_internal._apply_ddl_owner(c.table_name);
         cleanup := ARRAY(SELECT format('DROP INDEX CONCURRENTLY %I.%I', x.schema_name, i.relname)
                            FROM pg_index AS ix JOIN pg_class AS i ON i.oid = ix.indexrelid
                           WHERE retry AND ix.indrelid = rel AND NOT ix.indisvalid
@@ -45,5 +45,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_claim(bigint) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_claim(bigint) IS
     'apply_ddl() on a node, outside a transaction block: marks the next target that lacks the change as running and returns its statement, owner, and (for an interrupted one) the invalid indexes to drop first; NULL target when done.';

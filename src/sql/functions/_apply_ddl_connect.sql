@@ -3,7 +3,7 @@
 -- database itself (a node: connstr, or by default this server's socket,
 -- port, database and role), with search_path pinned and the server told
 -- to end the statement within a second of this session's end.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_connect(conn text, node text, connstr text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_connect(conn text, node text, connstr text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -20,9 +20,9 @@ BEGIN
                   HINT = 'CREATE EXTENSION dblink; in this database (contrib, shipped with PostgreSQL).';
     END IF;
     IF node IS NOT NULL THEN
-        PERFORM shardid._node_connect(conn, node);
+        PERFORM shardid_internal._node_connect(conn, node);
     ELSE
-        PERFORM shardid._node_close(conn);
+        PERFORM shardid_internal._node_close(conn);
         IF connstr IS NULL THEN
             connstr := format('host=''%s'' port=%s dbname=''%s'' user=''%s''',
                               replace(replace(COALESCE(NULLIF(btrim(host), ''), 'localhost'), '\', '\\'), '''', '\'''),
@@ -33,12 +33,12 @@ BEGIN
         EXECUTE format('SELECT %I.dblink_connect($1, $2)', dbl)
             USING conn, 'application_name=shardid_apply_ddl ' || connstr;
     END IF;
-    PERFORM shardid._node(conn, 'SET search_path = pg_catalog, pg_temp', node);
-    PERFORM shardid._node(conn, 'SET client_connection_check_interval = ''1s''', node);
+    PERFORM shardid_internal._node(conn, 'SET search_path = pg_catalog, pg_temp', node);
+    PERFORM shardid_internal._node(conn, 'SET client_connection_check_interval = ''1s''', node);
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._apply_ddl_connect(text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_connect(text, text, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._apply_ddl_connect(text, text, text) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_connect(text, text, text) IS
     'apply_ddl(): opens a named dblink connection to a node or (node NULL) to this database, for statements outside a transaction block, with search_path pinned.';

@@ -1,7 +1,7 @@
 -- apply_ddl(): marks a change finished when every target has it (on a
 -- node: the template and every registered shard; on the router: every
 -- node); returns whether it is.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_finish(change_id bigint) RETURNS boolean
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_finish(change_id bigint) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -15,7 +15,7 @@ BEGIN
          WHERE NOT EXISTS (SELECT FROM shardid.ddl_applied AS a
                             WHERE a.change_id = c.change_id AND a.target = n.node AND a.done);
     ELSE
-        SELECT count(*) INTO left_ FROM shardid._apply_ddl_targets(c.change_id, NULL);
+        SELECT count(*) INTO left_ FROM shardid_internal._apply_ddl_targets(c.change_id, NULL);
     END IF;
     IF left_ = 0 THEN
         UPDATE shardid.ddl_changes AS d SET finished_at = now()
@@ -25,5 +25,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_finish(bigint) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_finish(bigint) IS
     'apply_ddl(): sets finished_at of a change once every target (node: template and shards; router: nodes) has it; returns whether it did.';

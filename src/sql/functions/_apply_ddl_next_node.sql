@@ -1,6 +1,6 @@
 -- apply_ddl() on the router: the next node (in name order) that does not
 -- have a change yet; NULL when every node has it.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_next_node(change_id bigint) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_next_node(change_id bigint) RETURNS text
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -11,7 +11,7 @@ AS $$
      LIMIT 1
 $$;
 
-REVOKE ALL ON FUNCTION shardid._apply_ddl_next_node(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_next_node(bigint) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._apply_ddl_next_node(bigint) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_next_node(bigint) IS
     'apply_ddl() on the router: the next node, in name order, that lacks a change; NULL when none does.';

@@ -3,31 +3,31 @@
 -- which commits on its own over dblink; then the statement as the table's
 -- owner; then marked done) and returns its target; NULL, with the node's
 -- change finished, when every table there has it.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_node_step(conn text, node text, node_change bigint) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_node_step(conn text, node text, node_change bigint) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     j jsonb;
 BEGIN
-    j := shardid._node(conn, format('SELECT pg_catalog.row_to_json(c) FROM shardid._apply_ddl_claim(%s) AS c', node_change), node)::jsonb;
+    j := shardid_internal._node(conn, format('SELECT pg_catalog.row_to_json(c) FROM shardid_internal._apply_ddl_claim(%s) AS c', node_change), node)::jsonb;
     IF j->>'target' IS NULL THEN
-        IF NOT shardid._node(conn, format('SELECT shardid._apply_ddl_finish(%s)', node_change), node)::boolean THEN
+        IF NOT shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_finish(%s)', node_change), node)::boolean THEN
             RAISE EXCEPTION 'node "%": change % is not finished after its last table', node, node_change
                 USING ERRCODE = 'object_not_in_prerequisite_state';
         END IF;
         RETURN NULL;
     END IF;
-    PERFORM shardid._apply_ddl_send(conn, node, j->>'owner',
+    PERFORM shardid_internal._apply_ddl_send(conn, node, j->>'owner',
                                     ARRAY(SELECT jsonb_array_elements_text(COALESCE(j->'cleanup', '[]'))),
                                     j->>'statement');
-    PERFORM shardid._apply_ddl_result(conn, node, (j->>'retry')::boolean);
-    PERFORM shardid._node(conn, format('SELECT shardid._apply_ddl_done(%s, %L)', node_change, j->>'target'), node);
+    PERFORM shardid_internal._apply_ddl_result(conn, node, (j->>'retry')::boolean);
+    PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_done(%s, %L)', node_change, j->>'target'), node);
     RETURN j->>'target';
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._apply_ddl_node_step(text, text, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_node_step(text, text, bigint) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._apply_ddl_node_step(text, text, bigint) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_node_step(text, text, bigint) IS
     'apply_ddl() on the router, outside a transaction block: changes the next table of a node that lacks the change and returns its target; NULL when the node is done.';

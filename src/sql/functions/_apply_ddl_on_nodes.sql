@@ -1,7 +1,7 @@
 -- apply_ddl(): whether this database is a router (nodes are registered).
 -- A role that may not read shardid.nodes is no router's administrator:
 -- it changes this database's own tables (those it owns) only.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_on_nodes() RETURNS boolean
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_on_nodes() RETURNS boolean
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -13,5 +13,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_on_nodes() IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_on_nodes() IS
     'apply_ddl(): true on a router (nodes registered and readable by the caller), where the change goes to every node.';

@@ -3,7 +3,7 @@
 -- table of another owner is refused by PostgreSQL, 42501). Never the
 -- caller's superuser rights, unless the template belongs to a superuser;
 -- 42501 when the caller is not a member of that role.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_owner(table_name name) RETURNS name
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_owner(table_name name) RETURNS name
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -29,5 +29,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_owner(name) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_owner(name) IS
     'apply_ddl(): the template''s owner, whom every statement of a change runs as; 42501 unless the caller is a member of that role.';

@@ -2,7 +2,7 @@
 -- read shardid.nodes), dblink and the command (for the template's name as
 -- given, schema-qualified), then resumes the unfinished change of the same
 -- command or records a new one; 55000 for a different unfinished one.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_router_start(template text, command text) RETURNS shardid.ddl_changes
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_router_start(template text, command text) RETURNS shardid.ddl_changes
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -20,7 +20,7 @@ BEGIN
             USING ERRCODE = 'insufficient_privilege',
                   DETAIL = 'On a router, apply_ddl() connects to every node as shardid.nodes says: it is for administrators.';
     END IF;
-    PERFORM shardid._dblink_schema();
+    PERFORM shardid_internal._dblink_schema();
     parts := parse_ident(template);
     IF cardinality(parts) <> 2 THEN
         RAISE EXCEPTION 'template "%" must be schema-qualified on a router', template
@@ -28,8 +28,8 @@ BEGIN
                   DETAIL = 'The router has no search_path of the nodes to resolve it with.';
     END IF;
     canon := format('%I.%I', parts[1], parts[2]);
-    chk := shardid._apply_ddl_check(command, parts[1], parts[2]);
-    PERFORM shardid._apply_ddl_check(command, 'shard_0000', parts[2]);
+    chk := shardid_internal._apply_ddl_check(command, parts[1], parts[2]);
+    PERFORM shardid_internal._apply_ddl_check(command, 'shard_0000', parts[2]);
     LOCK TABLE shardid.ddl_changes IN SHARE ROW EXCLUSIVE MODE;
     SELECT c.* INTO change FROM shardid.ddl_changes AS c WHERE c.template = canon AND c.finished_at IS NULL;
     IF change.change_id IS NOT NULL AND (change.command <> command OR NOT change.on_nodes) THEN
@@ -48,7 +48,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._apply_ddl_router_start(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_router_start(text, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._apply_ddl_router_start(text, text) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_router_start(text, text) IS
     'apply_ddl() on the router: checks caller, dblink and command, then resumes the unfinished change of the same command or records a new one (55000 for a different one).';

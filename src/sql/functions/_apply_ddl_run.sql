@@ -3,7 +3,7 @@
 -- function's SET clause undoes only the settings it names, so the
 -- caller's role is put back here (the ledger is then written with the
 -- caller's grants).
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_run(statement text, owner name) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_run(statement text, owner name) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -16,5 +16,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_run(text, name) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_run(text, name) IS
     'apply_ddl(): runs one statement as the given role (the template''s owner), which the caller must be a member of.';

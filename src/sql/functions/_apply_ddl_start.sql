@@ -5,7 +5,7 @@
 -- each shard) it has left and how many there are. here: this session runs
 -- the statements, so one outside a transaction block needs dblink here
 -- (false when the router drives this node over its own connection).
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_start(template text, command text, here boolean,
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_start(template text, command text, here boolean,
                                                     OUT change shardid.ddl_changes, OUT todo integer, OUT total integer)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -30,13 +30,13 @@ BEGIN
             USING ERRCODE = 'undefined_table',
                   HINT = 'shardid.sharded_tables lists the templates; register one with shardid.create_table_proc().';
     END IF;
-    PERFORM shardid._check_template(t);
+    PERFORM shardid_internal._check_template(t);
     canon := format('%I.%I', t.template_schema, t.template_name);
-    owner := shardid._apply_ddl_owner(t.table_name);
-    chk := shardid._apply_ddl_check(command, t.template_schema, t.template_name);
+    owner := shardid_internal._apply_ddl_owner(t.table_name);
+    chk := shardid_internal._apply_ddl_check(command, t.template_schema, t.template_name);
     -- and for a shard's copy: a command that names the template itself
     -- rather than %s is refused before anything changes
-    PERFORM shardid._apply_ddl_check(command, 'shard_0000', t.table_name);
+    PERFORM shardid_internal._apply_ddl_check(command, 'shard_0000', t.table_name);
     IF chk.concurrent AND here AND NOT EXISTS (SELECT FROM pg_extension AS e WHERE e.extname = 'dblink') THEN
         RAISE EXCEPTION 'apply_ddl() of a statement that cannot run in a transaction block needs the dblink extension'
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -63,5 +63,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_start(text, text, boolean) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_start(text, text, boolean) IS
     'apply_ddl() on a node: checks template, caller and command, then resumes the unfinished change of the same command or records a new one (55000 for a different one); returns it with the targets left and in all; here: this session runs the statements (dblink needed for CONCURRENTLY).';

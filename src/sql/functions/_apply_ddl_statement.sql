@@ -1,7 +1,7 @@
 -- The statement apply_ddl() runs on one table: the command with each %s
 -- replaced by the table's schema-qualified name (%I.%I) and %% by %. A
 -- command without %s, or with any other % sequence, is refused (22023).
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_statement(command text, schema_name name, table_name name)
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_statement(command text, schema_name name, table_name name)
     RETURNS text
     LANGUAGE plpgsql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
@@ -28,5 +28,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_statement(text, name, name) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_statement(text, name, name) IS
     'apply_ddl(): the command with each %s replaced by schema.table (quoted) and %% by %; 22023 without %s or with another % sequence.';

@@ -2,7 +2,7 @@
 -- in order: the template first (new shards are made from it), then each
 -- registered shard's copy by shard number; running ones (a statement
 -- outside a transaction block that was interrupted) before the others.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_targets(change_id bigint, max integer)
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_targets(change_id bigint, max integer)
     RETURNS TABLE (target text, shard integer, schema_name name, table_name name, running boolean)
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
@@ -22,5 +22,5 @@ AS $$
      LIMIT max
 $$;
 
-COMMENT ON FUNCTION shardid._apply_ddl_targets(bigint, integer) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_targets(bigint, integer) IS
     'apply_ddl(): up to max targets of a change that lack it on this node (template first, then shards by number; interrupted ones first).';

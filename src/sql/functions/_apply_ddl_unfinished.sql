@@ -2,7 +2,7 @@
 -- apply_ddl() changes (shardid.ddl_changes), oldest first, as a JSON array
 -- of text; a move whose shard differs from the target's templates names
 -- them.
-CREATE OR REPLACE FUNCTION shardid._apply_ddl_unfinished() RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_unfinished() RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -11,7 +11,7 @@ AS $$
      WHERE c.finished_at IS NULL
 $$;
 
-REVOKE ALL ON FUNCTION shardid._apply_ddl_unfinished() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_unfinished() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._apply_ddl_unfinished() IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_unfinished() IS
     'Node or router: the re-CALLs of apply_ddl() that finish this database''s unfinished changes, as a JSON array.';

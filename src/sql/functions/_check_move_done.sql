@@ -2,7 +2,7 @@
 -- returns, its row must be gone and the shard placed on the target. A move
 -- that returns unfinished (an offline move waits for a client to copy its
 -- rows) or went elsewhere stops the rebalance instead of being counted.
-CREATE OR REPLACE FUNCTION shardid._check_move_done(shard integer, target text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._check_move_done(shard integer, target text) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -25,7 +25,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._check_move_done(integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._check_move_done(integer, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._check_move_done(integer, text) IS
+COMMENT ON FUNCTION shardid_internal._check_move_done(integer, text) IS
     'Internal, rebalance(): raises 55000 unless the move of a shard is done (no move row left, placed on the target).';

@@ -5,7 +5,7 @@
 -- .. last not NULL) does not hold every shard of first .. last. Each
 -- refusal hints at force => true, for a bootstrap that registers nodes and
 -- placements before the nodes are ready.
-CREATE OR REPLACE FUNCTION shardid._check_node(node text, first integer DEFAULT NULL, last integer DEFAULT NULL) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._check_node(node text, first integer DEFAULT NULL, last integer DEFAULT NULL) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -23,21 +23,21 @@ BEGIN
         RETURN;
     END IF;
     BEGIN
-        PERFORM shardid._node_connect(conn, node);
-        PERFORM shardid._node(conn, 'SET search_path = pg_catalog, pg_temp', node);
-        v := shardid._node(conn, 'SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) ''shardid''', node);
+        PERFORM shardid_internal._node_connect(conn, node);
+        PERFORM shardid_internal._node(conn, 'SET search_path = pg_catalog, pg_temp', node);
+        v := shardid_internal._node(conn, 'SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) ''shardid''', node);
         IF v IS NOT NULL THEN
-            theirs := shardid._node(conn, 'SELECT pg_catalog.jsonb_build_object(''epoch'', pg_catalog.to_char(l.epoch AT TIME ZONE ''UTC'', ''YYYY-MM-DD HH24:MI:SS.MS'') OPERATOR(pg_catalog.||) ''+00'', ''shard_bits'', l.shard_bits, ''seq_bits'', l.seq_bits)::pg_catalog.text FROM shardid.layout() AS l', node)::jsonb;
+            theirs := shardid_internal._node(conn, 'SELECT pg_catalog.jsonb_build_object(''epoch'', pg_catalog.to_char(l.epoch AT TIME ZONE ''UTC'', ''YYYY-MM-DD HH24:MI:SS.MS'') OPERATOR(pg_catalog.||) ''+00'', ''shard_bits'', l.shard_bits, ''seq_bits'', l.seq_bits)::pg_catalog.text FROM shardid.layout() AS l', node)::jsonb;
             IF first IS NOT NULL THEN
-                missing := shardid._node(conn, pg_catalog.format(
+                missing := shardid_internal._node(conn, pg_catalog.format(
                     'SELECT pg_catalog.string_agg(g::pg_catalog.text, '', '' ORDER BY g) FROM pg_catalog.generate_series(%s, %s) AS g
                       WHERE NOT EXISTS (SELECT FROM shardid.shard_registry AS r WHERE r.shard OPERATOR(pg_catalog.=) g)', first, last), node);
             END IF;
         END IF;
-        PERFORM shardid._node_close(conn);
+        PERFORM shardid_internal._node_close(conn);
     EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection THEN
         GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-        PERFORM shardid._node_close(conn);
+        PERFORM shardid_internal._node_close(conn);
         RAISE EXCEPTION '%', msg USING ERRCODE = 'sqlclient_unable_to_establish_sqlconnection', DETAIL = det, HINT = force_hint;
     END;
     IF v IS NULL THEN
@@ -63,7 +63,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._check_node(text, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._check_node(text, integer, integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._check_node(text, integer, integer) IS
+COMMENT ON FUNCTION shardid_internal._check_node(text, integer, integer) IS
     'Router: refuses a node that cannot be reached, has no shardid, has another layout than the router, or lacks shards first .. last; what add_node() and place_shards() check unless force => true. Checks nothing without dblink.';

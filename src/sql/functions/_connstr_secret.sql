@@ -5,7 +5,7 @@
 -- string libpq cannot parse at all raises 22023. Used by add_node() and by
 -- the CHECK on shardid.nodes. Not PARALLEL SAFE: its exception block is a
 -- subtransaction.
-CREATE OR REPLACE FUNCTION shardid._connstr_secret(connstr text) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._connstr_secret(connstr text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE STRICT
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -13,7 +13,7 @@ DECLARE
     o     record;
     found text;
 BEGIN
-    FOR o IN SELECT * FROM shardid._connstr_options(connstr) LOOP
+    FOR o IN SELECT * FROM shardid_internal._connstr_options(connstr) LOOP
         IF o.secret THEN
             RETURN o.keyword;
         END IF;
@@ -21,7 +21,7 @@ BEGIN
            AND (o.value ~ '^postgres(ql)?://'
                 OR pg_catalog.strpos(o.value, '=') > 0) THEN
             BEGIN
-                found := shardid._connstr_secret(o.value);
+                found := shardid_internal._connstr_secret(o.value);
             EXCEPTION WHEN invalid_parameter_value THEN
                 RETURN 'a dbname libpq cannot parse';
             END;
@@ -34,7 +34,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._connstr_secret(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._connstr_secret(text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._connstr_secret(text) IS
+COMMENT ON FUNCTION shardid_internal._connstr_secret(text) IS
     'Internal: the secret a libpq connect string holds (password, sslpassword, ..., also in a dbname that is itself a connect string), NULL if none; 22023 if libpq cannot parse it. For add_node() and the CHECK on shardid.nodes.';

@@ -10,7 +10,7 @@
 -- changes). Called again once the copy exists, it returns its definition:
 -- the copy is made in one transaction, so an existing registration of
 -- this shard in this schema is the move's own.
-CREATE OR REPLACE FUNCTION shardid._create_shard_copy(shard integer, source jsonb, dry_run boolean) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._create_shard_copy(shard integer, source jsonb, dry_run boolean) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -28,7 +28,7 @@ BEGIN
     SELECT * INTO r FROM shardid.shard_registry AS s WHERE s.shard = _create_shard_copy.shard;
     IF FOUND THEN
         IF r.schema_name = nsp AND NOT dry_run THEN
-            RETURN shardid._shard_definition(nsp);
+            RETURN shardid_internal._shard_definition(nsp);
         END IF;
         RAISE EXCEPTION 'shard % is already registered here (schema %)', shard, quote_ident(r.schema_name)
             USING ERRCODE = 'duplicate_object',
@@ -47,12 +47,12 @@ BEGIN
             USING ERRCODE = 'undefined_object',
                   HINT = 'Create them here first: the copy keeps the owners and privileges of the source.';
     END IF;
-    PERFORM shardid._check_templates();
+    PERFORM shardid_internal._check_templates();
 
     BEGIN
         -- a node with only the extension gets the source's templates first
         IF NOT EXISTS (SELECT FROM shardid.sharded_tables) AND jsonb_array_length(COALESCE(source->'templates', '[]')) > 0 THEN
-            PERFORM shardid._create_templates(source->'templates');
+            PERFORM shardid_internal._create_templates(source->'templates');
         END IF;
         EXECUTE format('CREATE SCHEMA %I', nsp);
         EXECUTE format('CREATE SEQUENCE %I.%I AS %s INCREMENT %s MINVALUE %s MAXVALUE %s START %s CACHE %s %s',
@@ -63,17 +63,17 @@ BEGIN
                        format('Generator of shard %s: state = ms since the layout epoch << seq_bits | counter. Do not setval() it lower.', shard));
         INSERT INTO shardid.shard_registry (shard, schema_name, sequence_schema, sequence_name)
             VALUES (shard, nsp, nsp, seq->>'name');
-        PERFORM shardid._create_shard_tables(shard);
+        PERFORM shardid_internal._create_shard_tables(shard);
 
         EXECUTE format('ALTER SCHEMA %I OWNER TO %I', nsp, own->'schema'->>'owner');
-        PERFORM shardid._apply_acl('SCHEMA', format('%I', nsp), own->'schema'->>'owner', own->'schema'->'acl');
+        PERFORM shardid_internal._apply_acl('SCHEMA', format('%I', nsp), own->'schema'->>'owner', own->'schema'->'acl');
         FOR t IN SELECT e.key AS relname, e.value AS o FROM jsonb_each(own->'relations') AS e ORDER BY e.key LOOP
             -- what is missing here, or of another kind, the comparison reports
             CONTINUE WHEN NOT EXISTS (SELECT FROM pg_class AS x JOIN pg_namespace AS n ON n.oid = x.relnamespace
                                        WHERE n.nspname = nsp AND x.relname = t.relname AND x.relkind::text = t.o->>'kind');
             kind := CASE t.o->>'kind' WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END;
             EXECUTE format('ALTER %s %I.%I OWNER TO %I', kind, nsp, t.relname, t.o->>'owner');
-            PERFORM shardid._apply_acl(kind, format('%I.%I', nsp, t.relname), t.o->>'owner', t.o->'acl');
+            PERFORM shardid_internal._apply_acl(kind, format('%I.%I', nsp, t.relname), t.o->>'owner', t.o->'acl');
             IF kind = 'TABLE' AND (t.o->>'replident' IN ('f', 'n') OR t.o->>'replident' = 'i' AND to_regclass(format('%I.%I', nsp, t.o->>'replident_index')) IS NOT NULL) THEN
                 EXECUTE format('ALTER TABLE %I.%I REPLICA IDENTITY %s', nsp, t.relname,
                                CASE t.o->>'replident' WHEN 'f' THEN 'FULL' WHEN 'n' THEN 'NOTHING'
@@ -83,11 +83,11 @@ BEGIN
                 CONTINUE WHEN NOT EXISTS (SELECT FROM pg_attribute AS a
                                            WHERE a.attrelid = format('%I.%I', nsp, t.relname)::regclass
                                              AND a.attname = c.attname AND NOT a.attisdropped);
-                PERFORM shardid._apply_acl('TABLE', format('%I.%I', nsp, t.relname), t.o->>'owner', c.acl, c.attname);
+                PERFORM shardid_internal._apply_acl('TABLE', format('%I.%I', nsp, t.relname), t.o->>'owner', c.acl, c.attname);
             END LOOP;
         END LOOP;
-        PERFORM shardid._move_copy_indexes(nsp, source->'indexes', own->'relations');
-        def := shardid._shard_definition(nsp);
+        PERFORM shardid_internal._move_copy_indexes(nsp, source->'indexes', own->'relations');
+        def := shardid_internal._shard_definition(nsp);
         IF dry_run THEN
             RAISE EXCEPTION 'dry run' USING ERRCODE = 'SIDRY';
         END IF;
@@ -98,7 +98,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._create_shard_copy(integer, jsonb, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._create_shard_copy(integer, jsonb, boolean) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._create_shard_copy(integer, jsonb, boolean) IS
+COMMENT ON FUNCTION shardid_internal._create_shard_copy(integer, jsonb, boolean) IS
     'Node, target of a move: creates and registers the shard from this node''s templates with the source''s owners and privileges (source: _move_source_facts()); returns its definition; dry_run undoes it.';

@@ -4,7 +4,7 @@
 -- template's names (LIKE lets PostgreSQL choose). The template carries
 -- every change apply_ddl() has made to it, so the new table is recorded as
 -- having each unfinished one (a re-CALL must not run it there again).
-CREATE OR REPLACE FUNCTION shardid._create_shard_table(r shardid.shard_registry, t shardid.sharded_tables)
+CREATE OR REPLACE FUNCTION shardid_internal._create_shard_table(r shardid.shard_registry, t shardid.sharded_tables)
     RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -25,8 +25,8 @@ BEGIN
                               r.schema_name, t.table_name, t.id_column, r.shard,
                               pg_catalog.format('%I.%I', r.sequence_schema, r.sequence_name));
     -- LIKE names the copies of the template's indexes; they keep its names
-    PERFORM shardid._name_indexes(pg_catalog.format('%I.%I', r.schema_name, t.table_name)::regclass,
-                                  shardid._index_list(pg_catalog.format('%I.%I', t.template_schema, t.template_name)::regclass));
+    PERFORM shardid_internal._name_indexes(pg_catalog.format('%I.%I', r.schema_name, t.table_name)::regclass,
+                                  shardid_internal._index_list(pg_catalog.format('%I.%I', t.template_schema, t.template_name)::regclass));
     IF EXISTS (SELECT FROM shardid.ddl_changes AS c WHERE c.table_name = t.table_name AND c.finished_at IS NULL) THEN
         INSERT INTO shardid.ddl_applied (change_id, target, shard, done)
             SELECT c.change_id, r.schema_name, r.shard, true
@@ -38,5 +38,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._create_shard_table(shardid.shard_registry, shardid.sharded_tables) IS
+COMMENT ON FUNCTION shardid_internal._create_shard_table(shardid.shard_registry, shardid.sharded_tables) IS
     'Creates one sharded table in one shard, LIKE its template (its indexes under the template''s names), id column DEFAULT shardid.next_id(shard, shard''s generator).';

@@ -3,7 +3,7 @@
 -- (0: none is missing). The caller commits after each batch. With
 -- batch_size NULL, create_shards(): all of them, in the caller's one
 -- transaction, which has checked that none is registered.
-CREATE OR REPLACE FUNCTION shardid._create_shards_batch(first integer, last integer, batch_size integer)
+CREATE OR REPLACE FUNCTION shardid_internal._create_shards_batch(first integer, last integer, batch_size integer)
     RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -47,5 +47,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._create_shards_batch(integer, integer, integer) IS
+COMMENT ON FUNCTION shardid_internal._create_shards_batch(integer, integer, integer) IS
     'One batch of create_shards_proc(): creates up to batch_size unregistered shards of first..last, in order; returns how many. With batch_size NULL, all of them, for create_shards().';

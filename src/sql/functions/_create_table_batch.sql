@@ -3,7 +3,7 @@
 -- many (0: every shard has it). The caller commits after each batch. With
 -- batch_size NULL, create_table(): every shard, in the caller's one
 -- transaction, which has just registered the table.
-CREATE OR REPLACE FUNCTION shardid._create_table_batch(table_name name, batch_size integer)
+CREATE OR REPLACE FUNCTION shardid_internal._create_table_batch(table_name name, batch_size integer)
     RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -22,7 +22,7 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Its row of shardid.sharded_tables was deleted while create_table_proc() ran.';
     END IF;
-    PERFORM shardid._check_template(t);
+    PERFORM shardid_internal._check_template(t);
     BEGIN
         -- One catalog lookup per shard, in shard order, until the batch is
         -- full: a join with pg_class could be planned as a nested loop over
@@ -30,7 +30,7 @@ BEGIN
         FOR r IN SELECT s.* FROM shardid.shard_registry AS s
                   WHERE pg_catalog.to_regclass(pg_catalog.format('%I.%I', s.schema_name, t.table_name)) IS NULL
                   ORDER BY s.shard LIMIT batch_size LOOP
-            PERFORM shardid._create_shard_table(r, t);
+            PERFORM shardid_internal._create_shard_table(r, t);
             made := made + 1;
         END LOOP;
     EXCEPTION WHEN out_of_memory THEN
@@ -63,5 +63,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._create_table_batch(name, integer) IS
+COMMENT ON FUNCTION shardid_internal._create_table_batch(name, integer) IS
     'One batch of create_table_proc(): creates the sharded table in up to batch_size shards that lack it, in shard order; returns how many. With batch_size NULL, every shard, for create_table().';

@@ -12,7 +12,7 @@
 -- or CREATE INDEX of that template each (foreign keys, which that parser
 -- refuses for apply_ddl(), are not). Returns the number of templates
 -- made. The caller's transaction undoes all of it if the move's copy fails.
-CREATE OR REPLACE FUNCTION shardid._create_templates(templates jsonb) RETURNS integer
+CREATE OR REPLACE FUNCTION shardid_internal._create_templates(templates jsonb) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -49,21 +49,21 @@ BEGIN
     END LOOP;
 
     FOR t IN SELECT x FROM jsonb_array_elements(templates) AS x LOOP
-        PERFORM shardid._run_as_owner(quote_ident(t->>'owner')::regrole, t->>'create');
+        PERFORM shardid_internal._run_as_owner(quote_ident(t->>'owner')::regrole, t->>'create');
     END LOOP;
     FOREACH part IN ARRAY ARRAY['constraints', 'indexes', 'foreign_keys'] LOOP
         FOR t IN SELECT x FROM jsonb_array_elements(templates) AS x LOOP
             FOR s IN SELECT x FROM jsonb_array_elements_text(t->part) AS x LOOP
                 -- apply_ddl()'s parser refuses foreign keys (shards have none)
                 IF part <> 'foreign_keys' THEN
-                    SELECT * INTO chk FROM shardid._ddl_command(s, t->>'schema', t->>'name') AS d;
+                    SELECT * INTO chk FROM shardid_internal._ddl_command(s, t->>'schema', t->>'name') AS d;
                 END IF;
                 IF part <> 'foreign_keys' AND (chk.kind NOT IN ('ALTER TABLE', 'CREATE INDEX') OR chk.concurrent) THEN
                     RAISE EXCEPTION 'statement of the template %.% is not an ALTER TABLE or CREATE INDEX: %',
                             quote_ident(t->>'schema'), quote_ident(t->>'name'), s
                         USING ERRCODE = 'invalid_parameter_value';
                 END IF;
-                PERFORM shardid._run_as_owner(quote_ident(t->>'owner')::regrole, s);
+                PERFORM shardid_internal._run_as_owner(quote_ident(t->>'owner')::regrole, s);
             END LOOP;
         END LOOP;
     END LOOP;
@@ -82,7 +82,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._create_templates(jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._create_templates(jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._create_templates(jsonb) IS
+COMMENT ON FUNCTION shardid_internal._create_templates(jsonb) IS
     'Node, target of a move: makes the source''s templates (its _template_ddl()) on a node that has none, as their owners, and registers them at the source''s positions; returns how many.';

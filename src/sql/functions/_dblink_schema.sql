@@ -3,7 +3,7 @@
 -- of the extension (shardid.control): data nodes and routers that never
 -- move a shard need not have it, and it installs functions that let their
 -- callers open connections; so only the move procedures ask for it.
-CREATE OR REPLACE FUNCTION shardid._dblink_schema() RETURNS name
+CREATE OR REPLACE FUNCTION shardid_internal._dblink_schema() RETURNS name
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -22,7 +22,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._dblink_schema() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._dblink_schema() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._dblink_schema() IS
+COMMENT ON FUNCTION shardid_internal._dblink_schema() IS
     'Router, moves: the schema of the dblink extension; 55000 with a hint when it is not installed.';

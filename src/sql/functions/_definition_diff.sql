@@ -1,7 +1,7 @@
 -- Router, moves: the differences between two definitions made by
 -- _shard_definition() (a on a_name, b on b_name), one sentence each, in
 -- order; empty when they are equal.
-CREATE OR REPLACE FUNCTION shardid._definition_diff(a jsonb, b jsonb, a_name text, b_name text) RETURNS text[]
+CREATE OR REPLACE FUNCTION shardid_internal._definition_diff(a jsonb, b jsonb, a_name text, b_name text) RETURNS text[]
     LANGUAGE sql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -15,7 +15,7 @@ AS $$
              WHERE x.value IS DISTINCT FROM y.value) AS d
 $$;
 
-REVOKE ALL ON FUNCTION shardid._definition_diff(jsonb, jsonb, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._definition_diff(jsonb, jsonb, text, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._definition_diff(jsonb, jsonb, text, text) IS
+COMMENT ON FUNCTION shardid_internal._definition_diff(jsonb, jsonb, text, text) IS
     'Router, moves: the differences between two shard definitions (_shard_definition()), one sentence each.';

@@ -2,14 +2,14 @@
 -- is empty (NOTICE with the remove_node() call), or it still holds shards
 -- that could not be moved (frozen on the router, or in a move): 55000
 -- naming them.
-CREATE OR REPLACE FUNCTION shardid._drain_finish(node text, made integer) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._drain_finish(node text, made integer) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     left_shards text;
 BEGIN
-    PERFORM shardid._rebalance_unlock();
+    PERFORM shardid_internal._rebalance_unlock();
     SELECT string_agg(p.shard::text, ', ' ORDER BY p.shard) INTO left_shards
       FROM shardid.shard_placement AS p WHERE p.node = _drain_finish.node;
     IF left_shards IS NOT NULL THEN
@@ -22,7 +22,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._drain_finish(text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._drain_finish(text, integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._drain_finish(text, integer) IS
+COMMENT ON FUNCTION shardid_internal._drain_finish(text, integer) IS
     'Router, drain_node(): releases the rebalance lock; NOTICE when the node is empty, 55000 naming the shards it still holds otherwise.';

@@ -2,7 +2,7 @@
 -- unknown node, no other node, a move in progress to the node, which
 -- would land a shard on it), then the rebalance lock, which it holds
 -- across its commits as rebalance() does (55P03 naming the holder).
-CREATE OR REPLACE FUNCTION shardid._drain_start(node text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._drain_start(node text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -24,7 +24,7 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = pg_catalog.format('Finish it (CALL shardid.move_shard(%s, %L);) or roll it back (CALL shardid.abort_move(%s);) first.', m.shard, node, m.shard);
     END IF;
-    holder := shardid._rebalance_lock();
+    holder := shardid_internal._rebalance_lock();
     IF holder IS NOT NULL THEN
         RAISE EXCEPTION 'another rebalance is running'
             USING ERRCODE = 'lock_not_available',
@@ -34,7 +34,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._drain_start(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._drain_start(text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._drain_start(text) IS
+COMMENT ON FUNCTION shardid_internal._drain_start(text) IS
     'Router, drain_node(): refuses an unknown node, no other node, or a move in progress to the node; then takes the rebalance lock (55P03 naming its holder).';

@@ -3,7 +3,7 @@
 -- a trigger of that name, in name order; returns how many. The statement is
 -- format(sql, schema, table, args[1], args[2], ...): names go in with %I,
 -- values with %L, never pasted into the SQL text.
-CREATE OR REPLACE FUNCTION shardid._for_tables(schema_name name, kinds "char"[], sql text, args text[] DEFAULT '{}',
+CREATE OR REPLACE FUNCTION shardid_internal._for_tables(schema_name name, kinds "char"[], sql text, args text[] DEFAULT '{}',
                                               trigger name DEFAULT NULL)
     RETURNS integer
     LANGUAGE plpgsql
@@ -24,7 +24,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._for_tables(name, "char"[], text, text[], name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._for_tables(name, "char"[], text, text[], name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._for_tables(name, "char"[], text, text[], name) IS
+COMMENT ON FUNCTION shardid_internal._for_tables(name, "char"[], text, text[], name) IS
     'Node: runs format(sql, schema, table, args[1], ...) for each table of a schema of the given relkinds (and with the given trigger), in name order; returns how many.';

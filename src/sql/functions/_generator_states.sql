@@ -1,6 +1,6 @@
 -- Every generator that a column DEFAULT names, with the tables it serves and
 -- its state. The catalog finds the DEFAULTs shardid.next_id(shard, seq)
--- without the shard registry (shardid._next_id_defaults); a generator's
+-- without the shard registry (shardid_internal._next_id_defaults); a generator's
 -- shard is NULL unless every DEFAULT naming it has the same literal.
 -- Partitions count as their partitioned table.
 --
@@ -8,7 +8,7 @@
 -- without a privilege on each sequence, and only to that role: it reads the
 -- state of these sequences and of no other, and takes no argument. States
 -- of temporary and unlogged sequences (next_id() refuses them) are not read.
-CREATE OR REPLACE FUNCTION shardid._generator_states()
+CREATE OR REPLACE FUNCTION shardid_internal._generator_states()
     RETURNS TABLE (schema name, sequence name, shard integer, tables pg_catalog.regclass[], state bigint)
     LANGUAGE sql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
@@ -23,7 +23,7 @@ AS $$
       FROM (SELECT nd.seq,
                    COALESCE(pg_catalog.pg_partition_root(nd.rel), nd.rel::pg_catalog.regclass) AS tbl,
                    nd.shard
-              FROM shardid._next_id_defaults AS nd
+              FROM shardid_internal._next_id_defaults AS nd
               JOIN pg_catalog.pg_attribute AS a
                 ON a.attrelid = nd.rel AND a.attnum = nd.attnum
               JOIN pg_catalog.pg_class AS t ON t.oid = nd.rel
@@ -34,8 +34,8 @@ AS $$
      GROUP BY n.nspname, s.relname, s.oid, s.relpersistence
 $$;
 
-REVOKE ALL ON FUNCTION shardid._generator_states() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION shardid._generator_states() TO pg_monitor;
+REVOKE ALL ON FUNCTION shardid_internal._generator_states() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION shardid_internal._generator_states() TO pg_monitor;
 
-COMMENT ON FUNCTION shardid._generator_states() IS
+COMMENT ON FUNCTION shardid_internal._generator_states() IS
     'Internal (for shardid.generators): every generator sequence a column DEFAULT shardid.next_id(shard, seq) names, its shard, the tables it serves and its raw state; read as the extension owner, executable by pg_monitor.';

@@ -3,7 +3,7 @@
 -- pinned) without its name and table, so that the same index of two tables
 -- (a template and a shard's copy, or a shard on two nodes) compares equal
 -- whatever each is named; constraint says a constraint owns it.
-CREATE OR REPLACE FUNCTION shardid._index_list(rel regclass) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._index_list(rel regclass) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -23,5 +23,5 @@ $$;
 
 -- EXECUTE stays with PUBLIC: _create_shard_table() calls it with the caller's rights.
 
-COMMENT ON FUNCTION shardid._index_list(regclass) IS
+COMMENT ON FUNCTION shardid_internal._index_list(regclass) IS
     'Node: a table''s indexes as {name, shape (definition without name and table), def, constraint}, in creation order.';

@@ -6,7 +6,7 @@
 -- decoders read the new layout, those are recomputed and rechecked. Indexes
 -- and materialized views made before it, and any other change that would
 -- leave a stored decode stale, are refused.
-CREATE OR REPLACE FUNCTION shardid._layout_stored_decodes() RETURNS trigger
+CREATE OR REPLACE FUNCTION shardid_internal._layout_stored_decodes() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -22,7 +22,7 @@ BEGIN
                                (OLD.epoch_ms, OLD.shard_bits, OLD.seq_bits)
        OR TG_OP = 'DELETE' AND (OLD.epoch_ms, OLD.shard_bits, OLD.seq_bits) IS DISTINCT FROM
                                (1314220021721::bigint, 13, 10) THEN
-        PERFORM shardid._refuse_stored_decodes();
+        PERFORM shardid_internal._refuse_stored_decodes();
     END IF;
     IF TG_OP <> 'INSERT' THEN
         RETURN NULL;
@@ -34,7 +34,7 @@ BEGIN
         RETURN NULL;
     END IF;
     IF EXISTS (SELECT FROM shardid.stored_decodes AS s WHERE s.kind IN ('index', 'materialized view')) THEN
-        PERFORM shardid._refuse_stored_decodes();
+        PERFORM shardid_internal._refuse_stored_decodes();
     END IF;
     FOR rel IN
         SELECT DISTINCT s.relation FROM shardid.stored_decodes AS s
@@ -53,17 +53,17 @@ $$;
 -- after layout_changed (triggers fire in name order)
 CREATE OR REPLACE TRIGGER layout_stored_decodes_insert
     AFTER INSERT ON shardid.layout_config REFERENCING NEW TABLE AS inserted_layout
-    FOR EACH STATEMENT EXECUTE FUNCTION shardid._layout_stored_decodes();
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid_internal._layout_stored_decodes();
 
 CREATE OR REPLACE TRIGGER layout_stored_decodes_change
     AFTER UPDATE OR DELETE ON shardid.layout_config
-    FOR EACH ROW EXECUTE FUNCTION shardid._layout_stored_decodes();
+    FOR EACH ROW EXECUTE FUNCTION shardid_internal._layout_stored_decodes();
 
 CREATE OR REPLACE TRIGGER layout_stored_decodes_truncate
     AFTER TRUNCATE ON shardid.layout_config
-    FOR EACH STATEMENT EXECUTE FUNCTION shardid._layout_stored_decodes();
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid_internal._layout_stored_decodes();
 
-REVOKE ALL ON FUNCTION shardid._layout_stored_decodes() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._layout_stored_decodes() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._layout_stored_decodes() IS
+COMMENT ON FUNCTION shardid_internal._layout_stored_decodes() IS
     'Trigger: a layout row restored after the tables recomputes their generated columns; other changes under stored decodes are refused.';

@@ -9,7 +9,7 @@
 -- a start time per subscription, and a move's subscription is always a new
 -- one: no wait. Warns when server_version_num < 160000 and the interval is
 -- over 1 s (retry_ms: pg_settings.setting, in ms).
-CREATE OR REPLACE FUNCTION shardid._move_check_launcher(node text, server_version_num integer, retry_ms integer)
+CREATE OR REPLACE FUNCTION shardid_internal._move_check_launcher(node text, server_version_num integer, retry_ms integer)
     RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -23,7 +23,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_check_launcher(text, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_check_launcher(text, integer, integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_check_launcher(text, integer, integer) IS
+COMMENT ON FUNCTION shardid_internal._move_check_launcher(text, integer, integer) IS
     'Router, moves: a NOTICE when an online move''s target is PostgreSQL 15 or older with wal_retrieve_retry_interval over 1 s, whose launcher would delay the move''s subscription by up to that interval.';

@@ -8,7 +8,7 @@
 -- (a restarting target reconnects on its own), then the move fails naming
 -- it. When every table is ready and the lag is under 1 MB: phase
 -- 'frozen'. state carries what one poll tells the next.
-CREATE OR REPLACE FUNCTION shardid._move_copy(shard integer, catchup_timeout interval, node_timeout interval, state jsonb)
+CREATE OR REPLACE FUNCTION shardid_internal._move_copy(shard integer, catchup_timeout interval, node_timeout interval, state jsonb)
     RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -32,7 +32,7 @@ DECLARE
     since timestamptz;
 BEGIN
     SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_copy.shard;
-    nm := shardid._move_name(m.shard, m.move_id);
+    nm := shardid_internal._move_name(m.shard, m.move_id);
     IF state ? 'polled' THEN
         PERFORM pg_sleep(0.2);
         now_t := clock_timestamp();
@@ -40,14 +40,14 @@ BEGIN
     state := state || jsonb_build_object('polled', true);
     BEGIN
         who := 'source'; node := m.source; conn := 'shardid_move_source';
-        PERFORM shardid._node_ensure(conn, node);
+        PERFORM shardid_internal._node_ensure(conn, node);
         IF m.subscription IS NULL THEN
-            PERFORM shardid._node(conn, format('SELECT shardid._move_publish(%L, %L)', nm, m.schema_name), node);
-            PERFORM shardid._node(conn, format('SELECT shardid._move_create_slot(%L)', nm), node);
-            PERFORM shardid._move_pause(shard, 'subscribe');
+            PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._move_publish(%L, %L)', nm, m.schema_name), node);
+            PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._move_create_slot(%L)', nm), node);
+            PERFORM shardid_internal._move_pause(shard, 'subscribe');
             who := 'target'; node := m.target; conn := 'shardid_move_target';
-            PERFORM shardid._node_ensure(conn, node);
-            sub := shardid._node(conn, format('SELECT shardid._move_subscribe(%L, %L, %L)', nm,
+            PERFORM shardid_internal._node_ensure(conn, node);
+            sub := shardid_internal._node(conn, format('SELECT shardid_internal._move_subscribe(%L, %L, %L)', nm,
                                               (SELECT n.connstr FROM shardid.nodes AS n WHERE n.node = m.source),
                                               m.schema_name), node)::jsonb;
             UPDATE shardid.shard_moves AS x
@@ -56,18 +56,18 @@ BEGIN
             RETURN state - 'unreachable_since';
         END IF;
         IF NOT state ? 'paused' THEN
-            PERFORM shardid._move_pause(shard, 'copy');
+            PERFORM shardid_internal._move_pause(shard, 'copy');
             state := state || jsonb_build_object('paused', true);
         END IF;
-        slot := shardid._node(conn, format('SELECT shardid._move_slot_status(%L)', nm), node)::jsonb;
+        slot := shardid_internal._node(conn, format('SELECT shardid_internal._move_slot_status(%L)', nm), node)::jsonb;
         who := 'target'; node := m.target; conn := 'shardid_move_target';
-        PERFORM shardid._node_ensure(conn, node);
-        prog := shardid._node(conn, format('SELECT shardid._move_copy_progress(%L)', nm), node)::jsonb;
+        PERFORM shardid_internal._node_ensure(conn, node);
+        prog := shardid_internal._node(conn, format('SELECT shardid_internal._move_copy_progress(%L)', nm), node)::jsonb;
         IF NOT state ? 'compared' OR now_t - (state->>'compared')::timestamptz > '2 s'::interval THEN
-            dt := shardid._node(conn, format('SELECT shardid._shard_definition(%L, %L)', m.schema_name, nm), node)::jsonb;
+            dt := shardid_internal._node(conn, format('SELECT shardid_internal._shard_definition(%L, %L)', m.schema_name, nm), node)::jsonb;
             who := 'source'; node := m.source; conn := 'shardid_move_source';
-            ds := shardid._node(conn, format('SELECT shardid._shard_definition(%L)', m.schema_name), node)::jsonb;
-            PERFORM shardid._move_compare(ds, dt, format('node "%s"', m.source), format('node "%s"', m.target),
+            ds := shardid_internal._node(conn, format('SELECT shardid_internal._shard_definition(%L)', m.schema_name), node)::jsonb;
+            PERFORM shardid_internal._move_compare(ds, dt, format('node "%s"', m.source), format('node "%s"', m.target),
                                           format('the tables of shard %s changed on node "%s" during the copy', shard, m.source),
                                           'Logical replication does not carry DDL: make the change after the move (or on both nodes).');
             state := state || jsonb_build_object('compared', now_t);
@@ -76,10 +76,10 @@ BEGIN
         GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
         -- the node's own error (a subscription that cannot reach the
         -- source fails with 08006 too) when the connection still works
-        IF NOT shardid._node_unreachable(st) OR shardid._node_alive(conn) THEN
-            PERFORM shardid._raise(st, msg, det, hnt);
+        IF NOT shardid_internal._node_unreachable(st) OR shardid_internal._node_alive(conn) THEN
+            PERFORM shardid_internal._raise(st, msg, det, hnt);
         END IF;
-        PERFORM shardid._node_close(conn);
+        PERFORM shardid_internal._node_close(conn);
         since := COALESCE((state->>'unreachable_since')::timestamptz, now_t);
         UPDATE shardid.shard_moves AS x
            SET last_error = format('node "%s" (the %s) unreachable since %s: %s', node, who, since, msg), updated_at = now_t
@@ -123,7 +123,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_copy(integer, interval, interval, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_copy(integer, interval, interval, jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_copy(integer, interval, interval, jsonb) IS
+COMMENT ON FUNCTION shardid_internal._move_copy(integer, interval, interval, jsonb) IS
     'Router, move phase copy, one poll: starts replication, records progress and lag, fails at a replication error, a change of definitions, or an unreachable node (after node_timeout); turns frozen when caught up.';

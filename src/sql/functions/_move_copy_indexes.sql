@@ -8,7 +8,7 @@
 -- table's owner with search_path pinned (_apply_ddl_run). Indexes of
 -- constraints, and names taken here, are left to the comparison. Returns
 -- the names of the indexes made.
-CREATE OR REPLACE FUNCTION shardid._move_copy_indexes(schema_name name, indexes jsonb, relations jsonb) RETURNS text[]
+CREATE OR REPLACE FUNCTION shardid_internal._move_copy_indexes(schema_name name, indexes jsonb, relations jsonb) RETURNS text[]
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -22,15 +22,15 @@ BEGIN
     FOR t IN SELECT x.key AS relname, x.value AS list FROM jsonb_each(COALESCE(indexes, '{}')) AS x ORDER BY x.key LOOP
         rel := to_regclass(format('%I.%I', schema_name, t.relname));
         CONTINUE WHEN rel IS NULL OR relations->t.relname->>'owner' IS NULL;
-        PERFORM shardid._name_indexes(rel, t.list);
+        PERFORM shardid_internal._name_indexes(rel, t.list);
         FOR e IN SELECT x FROM jsonb_array_elements(t.list) AS x LOOP
             CONTINUE WHEN (e->>'constraint')::boolean OR to_regclass(format('%I.%I', schema_name, e->>'name')) IS NOT NULL;
-            SELECT * INTO chk FROM shardid._ddl_command(e->>'def', schema_name, t.relname) AS d;
+            SELECT * INTO chk FROM shardid_internal._ddl_command(e->>'def', schema_name, t.relname) AS d;
             IF chk.kind <> 'CREATE INDEX' OR chk.concurrent THEN
                 RAISE EXCEPTION 'index % of shard schema % is not a CREATE INDEX: %', quote_ident(e->>'name'), quote_ident(schema_name), e->>'def'
                     USING ERRCODE = 'invalid_parameter_value';
             END IF;
-            PERFORM shardid._apply_ddl_run(e->>'def', (relations->t.relname->>'owner')::name);
+            PERFORM shardid_internal._apply_ddl_run(e->>'def', (relations->t.relname->>'owner')::name);
             made := made || (e->>'name');
         END LOOP;
     END LOOP;
@@ -38,7 +38,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_copy_indexes(name, jsonb, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_copy_indexes(name, jsonb, jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_copy_indexes(name, jsonb, jsonb) IS
+COMMENT ON FUNCTION shardid_internal._move_copy_indexes(name, jsonb, jsonb) IS
     'Node, target of a move: gives the copy''s indexes the source''s names and makes the indexes the source shard has beyond its templates, as the table''s owner; returns the names made.';

@@ -3,7 +3,7 @@
 -- has been copied so far, in the copy's own transaction too), whether it
 -- is enabled (disable_on_error stops it at its first error) and its error
 -- counts, summed over the columns each major has.
-CREATE OR REPLACE FUNCTION shardid._move_copy_progress(name name) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._move_copy_progress(name name) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -26,7 +26,7 @@ AS $$
                                      AND s.subdbid = (SELECT d.oid FROM pg_database AS d WHERE d.datname = current_database())
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_copy_progress(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_copy_progress(name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_copy_progress(name) IS
+COMMENT ON FUNCTION shardid_internal._move_copy_progress(name) IS
     'Node, move on the target: tables ready and total, bytes copied, enabled and error count of the move''s subscription.';

@@ -2,7 +2,7 @@
 -- move's subscription reads, made unless it exists. Made here rather than
 -- by CREATE SUBSCRIPTION so the router waits for it asynchronously (a new
 -- slot waits for the transactions running on this node) and can cancel.
-CREATE OR REPLACE FUNCTION shardid._move_create_slot(slot_name name) RETURNS boolean
+CREATE OR REPLACE FUNCTION shardid_internal._move_create_slot(slot_name name) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -15,7 +15,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_create_slot(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_create_slot(name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_create_slot(name) IS
+COMMENT ON FUNCTION shardid_internal._move_create_slot(name) IS
     'Node, move on the source: creates the move''s logical replication slot (pgoutput) unless it exists.';

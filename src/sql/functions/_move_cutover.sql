@@ -16,7 +16,7 @@
 -- The freeze tries to lock the shard's tables for 300 ms at a time, for
 -- lock_timeout in all, so writers queue behind it for 300 ms at most.
 -- Returns the milliseconds each step ended at, from the freeze.
-CREATE OR REPLACE FUNCTION shardid._move_cutover(shard integer, lock_timeout interval, cutover_timeout interval)
+CREATE OR REPLACE FUNCTION shardid_internal._move_cutover(shard integer, lock_timeout interval, cutover_timeout interval)
     RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -34,11 +34,11 @@ DECLARE
     ct       jsonb;
 BEGIN
     SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_cutover.shard;
-    nm := shardid._move_name(m.shard, m.move_id);
-    PERFORM shardid._node_ensure('shardid_move_source', m.source);
-    PERFORM shardid._node_ensure('shardid_move_target', m.target);
+    nm := shardid_internal._move_name(m.shard, m.move_id);
+    PERFORM shardid_internal._node_ensure('shardid_move_source', m.source);
+    PERFORM shardid_internal._node_ensure('shardid_move_target', m.target);
     t0 := clock_timestamp();
-    fr := shardid._move_lock_tables(shard, format('SELECT shardid._move_freeze(%L, %s, %L, %L, 300)',
+    fr := shardid_internal._move_lock_tables(shard, format('SELECT shardid_internal._move_freeze(%L, %s, %L, %L, 300)',
                                                   m.schema_name, shard, m.target, m.mode = 'online'), lock_timeout);
     steps := steps || jsonb_build_object('frozen', round(extract(epoch FROM clock_timestamp() - t0) * 1000));
     UPDATE shardid.shard_moves AS x
@@ -46,20 +46,20 @@ BEGIN
      WHERE x.shard = _move_cutover.shard;
 
     IF m.mode = 'offline' THEN
-        PERFORM shardid._node_send('shardid_move_target', format('SELECT shardid._move_row_counts(%L)', m.schema_name));
-        cs := shardid._node('shardid_move_source', format('SELECT shardid._move_row_counts(%L)', m.schema_name), m.source)::jsonb;
-        ct := shardid._node_wait('shardid_move_target', m.target)::jsonb;
+        PERFORM shardid_internal._node_send('shardid_move_target', format('SELECT shardid_internal._move_row_counts(%L)', m.schema_name));
+        cs := shardid_internal._node('shardid_move_source', format('SELECT shardid_internal._move_row_counts(%L)', m.schema_name), m.source)::jsonb;
+        ct := shardid_internal._node_wait('shardid_move_target', m.target)::jsonb;
         IF cs IS DISTINCT FROM ct THEN
             RETURN jsonb_build_object('waiting', true, 'source', cs, 'target', ct);
         END IF;
     END IF;
 
     -- the target's generators, while it confirms the source's position
-    PERFORM shardid._node_send('shardid_move_target',
-                               format('SELECT shardid._move_raise_generators(%L, %L)', m.schema_name, fr->'states'));
+    PERFORM shardid_internal._node_send('shardid_move_target',
+                               format('SELECT shardid_internal._move_raise_generators(%L, %L)', m.schema_name, fr->'states'));
     IF m.mode = 'online' THEN
         LOOP
-            ok := (shardid._node('shardid_move_source', format('SELECT shardid._move_slot_status(%L, %L)', nm, fr->>'lsn'),
+            ok := (shardid_internal._node('shardid_move_source', format('SELECT shardid_internal._move_slot_status(%L, %L)', nm, fr->>'lsn'),
                                  m.source)::jsonb->>'confirmed')::boolean;
             EXIT WHEN ok;
             IF clock_timestamp() - t0 > cutover_timeout THEN
@@ -72,16 +72,16 @@ BEGIN
         END LOOP;
         steps := steps || jsonb_build_object('confirmed', round(extract(epoch FROM clock_timestamp() - t0) * 1000));
     END IF;
-    PERFORM shardid._node_wait('shardid_move_target', m.target);
+    PERFORM shardid_internal._node_wait('shardid_move_target', m.target);
     steps := steps || jsonb_build_object('raised', round(extract(epoch FROM clock_timestamp() - t0) * 1000));
-    PERFORM shardid._move_pause(shard, 'frozen');
+    PERFORM shardid_internal._move_pause(shard, 'frozen');
 
     -- the last comparison; the source's freeze made permanent meanwhile
-    PERFORM shardid._node_send('shardid_move_target', format('SELECT shardid._shard_definition(%L, %L)', m.schema_name, nm));
-    ds := shardid._move_lock_tables(shard, format('SELECT shardid._move_seal(%L, %s, %L, 300)', m.schema_name, shard, m.target),
+    PERFORM shardid_internal._node_send('shardid_move_target', format('SELECT shardid_internal._shard_definition(%L, %L)', m.schema_name, nm));
+    ds := shardid_internal._move_lock_tables(shard, format('SELECT shardid_internal._move_seal(%L, %s, %L, 300)', m.schema_name, shard, m.target),
                                     lock_timeout);
-    dt := shardid._node_wait('shardid_move_target', m.target)::jsonb;
-    PERFORM shardid._move_compare(ds, dt, format('node "%s"', m.source), format('node "%s"', m.target),
+    dt := shardid_internal._node_wait('shardid_move_target', m.target)::jsonb;
+    PERFORM shardid_internal._move_compare(ds, dt, format('node "%s"', m.source), format('node "%s"', m.target),
                                   format('the tables of shard %s changed on node "%s" during the move', shard, m.source),
                                   'Logical replication does not carry DDL: make the change after the move (or on both nodes).');
     steps := steps || jsonb_build_object('sealed', round(extract(epoch FROM clock_timestamp() - t0) * 1000));
@@ -91,7 +91,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_cutover(integer, interval, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_cutover(integer, interval, interval) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_cutover(integer, interval, interval) IS
+COMMENT ON FUNCTION shardid_internal._move_cutover(integer, interval, interval) IS
     'Router, move phase frozen: freezes the shard on the source, waits for the target, raises its generators, seals the freeze, compares definitions; then caught_up.';

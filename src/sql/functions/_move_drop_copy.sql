@@ -2,13 +2,13 @@
 -- drops its copy, if this node registers the shard under that schema (the
 -- copy is made and registered in one transaction, so that is the move's
 -- own; anything else is left alone). Returns whether it dropped one.
-CREATE OR REPLACE FUNCTION shardid._move_drop_copy(shard integer, schema_name name) RETURNS boolean
+CREATE OR REPLACE FUNCTION shardid_internal._move_drop_copy(shard integer, schema_name name) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     SET client_min_messages = warning
 AS $$
 BEGIN
-    IF NOT shardid._move_registered(shard, schema_name) THEN
+    IF NOT shardid_internal._move_registered(shard, schema_name) THEN
         RETURN false;
     END IF;
     PERFORM shardid.detach_shard(shard);
@@ -17,7 +17,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_drop_copy(integer, name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_drop_copy(integer, name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_drop_copy(integer, name) IS
+COMMENT ON FUNCTION shardid_internal._move_drop_copy(integer, name) IS
     'Node, move on the target, rollback: unregisters the shard and drops its copy if registered under that schema.';

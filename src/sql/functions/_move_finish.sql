@@ -7,7 +7,7 @@
 -- triggers refusing writes), locking its tables 300 ms at a time for
 -- lock_timeout in all. Deletes the move's row; returns what became of the
 -- old copy.
-CREATE OR REPLACE FUNCTION shardid._move_finish(shard integer, drop_old boolean, lock_timeout interval) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._move_finish(shard integer, drop_old boolean, lock_timeout interval) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -19,11 +19,11 @@ DECLARE
     old  text;
 BEGIN
     SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_finish.shard;
-    nm := shardid._move_name(m.shard, m.move_id);
-    PERFORM shardid._node_ensure('shardid_move_target', m.target);
-    res := shardid._node('shardid_move_target', format('SELECT shardid._move_unsubscribe(%L)', nm), m.target)::jsonb;
-    PERFORM shardid._node_ensure('shardid_move_source', m.source);
-    remaining := shardid._node('shardid_move_source', format('SELECT shardid._move_unpublish(%L, %L, %L, 10000)', nm,
+    nm := shardid_internal._move_name(m.shard, m.move_id);
+    PERFORM shardid_internal._node_ensure('shardid_move_target', m.target);
+    res := shardid_internal._node('shardid_move_target', format('SELECT shardid_internal._move_unsubscribe(%L)', nm), m.target)::jsonb;
+    PERFORM shardid_internal._node_ensure('shardid_move_source', m.source);
+    remaining := shardid_internal._node('shardid_move_source', format('SELECT shardid_internal._move_unpublish(%L, %L, %L, 10000)', nm,
                                                          COALESCE(m.subscription, (res->>'subid')::oid),
                                                          COALESCE(m.target_sysid, res->>'sysid')), m.source);
     IF remaining <> '' THEN
@@ -31,16 +31,16 @@ BEGIN
             USING ERRCODE = 'object_in_use',
                   HINT = format('The shard is served by node "%s". CALL shardid.move_shard(%s, %L); again to finish.', m.target, shard, m.target);
     END IF;
-    old := (shardid._move_lock_tables(shard,
-                format('SELECT to_jsonb(shardid._move_retire(%s, %L, %L, %L, 300))', shard, m.schema_name, m.target,
-                       CASE WHEN drop_old THEN NULL ELSE shardid._fit_name(m.schema_name, '_moved_' || m.move_id) END),
+    old := (shardid_internal._move_lock_tables(shard,
+                format('SELECT to_jsonb(shardid_internal._move_retire(%s, %L, %L, %L, 300))', shard, m.schema_name, m.target,
+                       CASE WHEN drop_old THEN NULL ELSE shardid_internal._fit_name(m.schema_name, '_moved_' || m.move_id) END),
                 lock_timeout))#>>'{}';
     DELETE FROM shardid.shard_moves AS x WHERE x.shard = _move_finish.shard;
     RETURN old;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_finish(integer, boolean, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_finish(integer, boolean, interval) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_finish(integer, boolean, interval) IS
+COMMENT ON FUNCTION shardid_internal._move_finish(integer, boolean, interval) IS
     'Router, move phase repointed: drops the subscription, slots and publication, retires the old copy, deletes the move''s row.';

@@ -4,7 +4,7 @@
 -- position and the state of every generator of the schema. Every write to
 -- the shard committed before the freeze lies below that position (the
 -- freeze waited for writes in flight), and the generators are final.
-CREATE OR REPLACE FUNCTION shardid._move_freeze(schema_name name, shard integer, target text, lease boolean, lock_timeout_ms integer)
+CREATE OR REPLACE FUNCTION shardid_internal._move_freeze(schema_name name, shard integer, target text, lease boolean, lock_timeout_ms integer)
     RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -24,7 +24,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_freeze(name, integer, text, boolean, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_freeze(name, integer, text, boolean, integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_freeze(name, integer, text, boolean, integer) IS
+COMMENT ON FUNCTION shardid_internal._move_freeze(name, integer, text, boolean, integer) IS
     'Node, move cut-over on the source: freezes the shard''s tables and returns the WAL insert position and its generators'' states.';

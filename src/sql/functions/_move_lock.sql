@@ -6,7 +6,7 @@
 -- that holds it otherwise. The caller commits at once. Also refuses what a move
 -- cannot run in: a transaction block (a move commits once per phase), a
 -- NULL shard, a router without dblink.
-CREATE OR REPLACE FUNCTION shardid._move_lock(shard integer, what text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._move_lock(shard integer, what text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -23,8 +23,8 @@ BEGIN
                   DETAIL = 'It commits once per phase, so that an interruption resumes or rolls back from there.',
                   HINT = 'CALL it on its own (autocommit).';
     END IF;
-    PERFORM shardid._dblink_schema();
-    holder := shardid._session_lock('move ' || shard);
+    PERFORM shardid_internal._dblink_schema();
+    holder := shardid_internal._session_lock('move ' || shard);
     IF holder IS NOT NULL THEN
         RAISE EXCEPTION 'shard % is being moved by another session (backend %)', shard, holder
             USING ERRCODE = 'object_in_use',
@@ -33,7 +33,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_lock(integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_lock(integer, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_lock(integer, text) IS
+COMMENT ON FUNCTION shardid_internal._move_lock(integer, text) IS
     'Router, moves: takes the lock of a shard''s move in shardid.session_locks (55006 naming its holder), refusing a transaction block; the caller commits.';

@@ -2,7 +2,7 @@
 -- tables for 300 ms at most (its lock_timeout), again and again while it
 -- fails with 55P03, for lock_timeout in all, so writers never queue behind
 -- it for long. Returns its value as jsonb.
-CREATE OR REPLACE FUNCTION shardid._move_lock_tables(shard integer, sql text, lock_timeout interval) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._move_lock_tables(shard integer, sql text, lock_timeout interval) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -14,7 +14,7 @@ BEGIN
     SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_lock_tables.shard;
     LOOP
         BEGIN
-            r := shardid._node('shardid_move_source', sql, m.source)::jsonb;
+            r := shardid_internal._node('shardid_move_source', sql, m.source)::jsonb;
             RETURN r;
         EXCEPTION WHEN lock_not_available THEN
             IF clock_timestamp() > deadline THEN
@@ -28,7 +28,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_lock_tables(integer, text, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_lock_tables(integer, text, interval) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_lock_tables(integer, text, interval) IS
+COMMENT ON FUNCTION shardid_internal._move_lock_tables(integer, text, interval) IS
     'Router, moves: runs a statement that locks the shard''s tables on the source, retrying lock timeouts for lock_timeout in all.';

@@ -7,7 +7,7 @@
 -- only a plain table (a view the owner put in its place is refused, as are
 -- child tables), which runs no one's code; the rows reach the copy's
 -- tables as their owners (_move_offline_store).
-CREATE OR REPLACE FUNCTION shardid._move_offline_copies(schema_name name)
+CREATE OR REPLACE FUNCTION shardid_internal._move_offline_copies(schema_name name)
     RETURNS TABLE (source_copy text, target_copy text)
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
@@ -23,7 +23,7 @@ AS $$
      ORDER BY t.n
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_offline_copies(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_offline_copies(name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_offline_copies(name) IS
+COMMENT ON FUNCTION shardid_internal._move_offline_copies(name) IS
     'Node, offline moves on the target: per table of the copy, the COPY reading its rows on the source (as text, generated columns left out) and the COPY writing them into this session''s staging table.';

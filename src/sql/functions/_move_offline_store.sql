@@ -7,7 +7,7 @@
 -- run as the owner, never as a superuser). Each column is read from its
 -- text with its type's input function, as COPY does. Returns the number
 -- of rows.
-CREATE OR REPLACE FUNCTION shardid._move_offline_store(schema_name name) RETURNS bigint
+CREATE OR REPLACE FUNCTION shardid_internal._move_offline_store(schema_name name) RETURNS bigint
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -27,7 +27,7 @@ BEGIN
           FROM pg_attribute AS a
          WHERE a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
         CONTINUE WHEN cols IS NULL;
-        rows := rows + shardid._run_as_owner(t.relowner::regrole,
+        rows := rows + shardid_internal._run_as_owner(t.relowner::regrole,
             format('WITH w AS (INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.shardid_load_%s RETURNING 1) SELECT count(*) FROM w',
                    schema_name, t.relname, cols, vals, t.i), true)::bigint;
     END LOOP;
@@ -35,7 +35,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_offline_store(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_offline_store(name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_offline_store(name) IS
+COMMENT ON FUNCTION shardid_internal._move_offline_store(name) IS
     'Node, offline moves on the target: moves the staged rows into the copy''s tables as each table''s owner (security-restricted, session_replication_role = replica); returns the number of rows.';

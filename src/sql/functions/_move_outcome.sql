@@ -2,7 +2,7 @@
 -- 'rolled back' (no row left), 'repointed' (not rolled back: the router
 -- points at the target), 'cancelled' (a cancel stopped the rollback), or
 -- 'incomplete: ' and what is left.
-CREATE OR REPLACE FUNCTION shardid._move_outcome(shard integer) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._move_outcome(shard integer) RETURNS text
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -14,7 +14,7 @@ AS $$
       LEFT JOIN shardid.shard_moves AS m ON m.shard = _move_outcome.shard
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_outcome(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_outcome(integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_outcome(integer) IS
+COMMENT ON FUNCTION shardid_internal._move_outcome(integer) IS
     'Router, moves: the outcome of a rollback, from the move''s row: rolled back, repointed, cancelled, or incomplete and what is left.';

@@ -3,7 +3,7 @@
 -- while another session holds the advisory lock
 -- (hashtext('shardid_test.move_pause'), shard), so a test can cancel or
 -- terminate it in that phase. Without the setting it does nothing.
-CREATE OR REPLACE FUNCTION shardid._move_pause(shard integer, phase text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._move_pause(shard integer, phase text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -15,7 +15,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_pause(integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_pause(integer, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_pause(integer, text) IS
+COMMENT ON FUNCTION shardid_internal._move_pause(integer, text) IS
     'Router, moves: test hook; waits in a phase named by shardid_test.move_pause while another session holds its advisory lock.';

@@ -13,7 +13,7 @@
 -- replica identity on every table of the shard; a NOTICE when the
 -- target's launcher would delay the copy (_move_check_launcher). Leaves the
 -- connections shardid_move_source and shardid_move_target open.
-CREATE OR REPLACE FUNCTION shardid._move_prepare(shard integer, to_node text, offline boolean)
+CREATE OR REPLACE FUNCTION shardid_internal._move_prepare(shard integer, to_node text, offline boolean)
     RETURNS shardid.shard_moves
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -71,27 +71,27 @@ BEGIN
     SELECT to_char(l.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS"+00"') || ', ' || l.shard_bits || ' shard bits, '
            || l.seq_bits || ' seq bits' INTO mine FROM shardid.layout() AS l;
     FOR nd IN SELECT n.node FROM shardid.nodes AS n ORDER BY n.node LOOP
-        PERFORM shardid._node_connect('shardid_move_check', nd.node);
-        facts := shardid._node('shardid_move_check',
+        PERFORM shardid_internal._node_connect('shardid_move_check', nd.node);
+        facts := shardid_internal._node('shardid_move_check',
             $q$SELECT pg_catalog.jsonb_build_object('version', (SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) 'shardid'),
-                                         'moves', pg_catalog.to_regprocedure('shardid._run_as_owner(regrole, text, boolean)') IS NOT NULL)$q$,
+                                         'moves', pg_catalog.to_regprocedure('shardid_internal._run_as_owner(regrole, text, boolean)') IS NOT NULL)$q$,
             nd.node)::jsonb;
         IF facts->>'version' IS NULL THEN
-            PERFORM shardid._node_close('shardid_move_check');
+            PERFORM shardid_internal._node_close('shardid_move_check');
             RAISE EXCEPTION 'node "%" has no shardid extension', nd.node
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'CREATE EXTENSION shardid; there, with the router''s layout.';
         END IF;
         IF NOT (facts->>'moves')::boolean THEN
-            PERFORM shardid._node_close('shardid_move_check');
+            PERFORM shardid_internal._node_close('shardid_move_check');
             RAISE EXCEPTION 'node "%" has shardid %, which cannot take part in a move', nd.node, facts->>'version'
                 USING ERRCODE = 'object_not_in_prerequisite_state',
                       HINT = 'ALTER EXTENSION shardid UPDATE; there.';
         END IF;
-        layout := shardid._node('shardid_move_check',
+        layout := shardid_internal._node('shardid_move_check',
             $q$SELECT pg_catalog.concat(pg_catalog.to_char(pg_catalog.timezone('UTC', l.epoch), 'YYYY-MM-DD HH24:MI:SS.MS"+00"'), ', ',
                                          l.shard_bits, ' shard bits, ', l.seq_bits, ' seq bits') FROM shardid.layout() AS l$q$, nd.node);
-        PERFORM shardid._node_close('shardid_move_check');
+        PERFORM shardid_internal._node_close('shardid_move_check');
         IF layout IS DISTINCT FROM mine THEN
             RAISE EXCEPTION 'node "%" uses another layout than the router: %; the router: %', nd.node, layout, mine
                 USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -99,9 +99,9 @@ BEGIN
         END IF;
     END LOOP;
 
-    PERFORM shardid._node_connect('shardid_move_source', p.node);
-    PERFORM shardid._node_connect('shardid_move_target', to_node);
-    src := shardid._node('shardid_move_source', format('SELECT shardid._move_source_facts(%s)', shard), p.node)::jsonb;
+    PERFORM shardid_internal._node_connect('shardid_move_source', p.node);
+    PERFORM shardid_internal._node_connect('shardid_move_target', to_node);
+    src := shardid_internal._node('shardid_move_source', format('SELECT shardid_internal._move_source_facts(%s)', shard), p.node)::jsonb;
     IF NOT (src->>'registered')::boolean THEN
         RAISE EXCEPTION 'shard % is not registered on node "%", where the router places it', shard, p.node
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -117,8 +117,8 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'A move copies one schema; a shard adopted with a generator elsewhere cannot be moved.';
     END IF;
-    trial := shardid._node('shardid_move_target', format('SELECT shardid._create_shard_copy(%s, %L, true)', shard, src), to_node)::jsonb;
-    PERFORM shardid._move_compare_shard(shard, p.node, to_node, src->'definition', trial, format('node "%s" (its templates)', to_node),
+    trial := shardid_internal._node('shardid_move_target', format('SELECT shardid_internal._create_shard_copy(%s, %L, true)', shard, src), to_node)::jsonb;
+    PERFORM shardid_internal._move_compare_shard(shard, p.node, to_node, src->'definition', trial, format('node "%s" (its templates)', to_node),
                                   format('A move makes the shard on node "%s" from that node''s templates (shardid.sharded_tables) and copies the rows; make the shard and the templates agree first (ALTER the shard''s tables, or the templates).', to_node));
     IF NOT offline THEN
         IF src->>'wal_level' <> 'logical' THEN
@@ -136,7 +136,7 @@ BEGIN
                 USING ERRCODE = 'configuration_limit_exceeded',
                       HINT = 'Raise max_replication_slots there (a restart), or drop an unused slot.';
         END IF;
-        tgt := shardid._node('shardid_move_target',
+        tgt := shardid_internal._node('shardid_move_target',
             $q$SELECT pg_catalog.jsonb_build_object('version', pg_catalog.current_setting('server_version_num')::pg_catalog.int4,
                                                     'retry_ms', s.setting::pg_catalog.int4)
                  FROM pg_catalog.pg_settings AS s WHERE s.name OPERATOR(pg_catalog.=) 'wal_retrieve_retry_interval'$q$, to_node)::jsonb;
@@ -147,13 +147,13 @@ BEGIN
         RETURNING * INTO m;
     RAISE NOTICE 'moving shard % (%) from "%" to "%" (%)', shard, quote_ident(m.schema_name), m.source, m.target, m.mode;
     IF tgt IS NOT NULL THEN
-        PERFORM shardid._move_check_launcher(to_node, (tgt->>'version')::integer, (tgt->>'retry_ms')::integer);
+        PERFORM shardid_internal._move_check_launcher(to_node, (tgt->>'version')::integer, (tgt->>'retry_ms')::integer);
     END IF;
     RETURN m;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_prepare(integer, text, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_prepare(integer, text, boolean) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_prepare(integer, text, boolean) IS
+COMMENT ON FUNCTION shardid_internal._move_prepare(integer, text, boolean) IS
     'Router, moves: resumes the shard''s move in progress, or checks a new one (placement, nodes, layouts, registries, templates, online prerequisites) and records it.';

@@ -3,7 +3,7 @@
 -- exists. The slot is made here rather than by CREATE SUBSCRIPTION so the
 -- router can wait for it (a new slot waits for running transactions) and
 -- cancel the wait. Returns what it made.
-CREATE OR REPLACE FUNCTION shardid._move_publish(name name, schema_name name) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._move_publish(name name, schema_name name) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -18,7 +18,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_publish(name, name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_publish(name, name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_publish(name, name) IS
+COMMENT ON FUNCTION shardid_internal._move_publish(name, name) IS
     'Node, move on the source: creates the publication FOR TABLES IN SCHEMA unless it exists.';

@@ -3,7 +3,7 @@
 -- logical replication never carries them. Never lowers one. Returns how
 -- many it raised. Nothing calls them meanwhile: the router does not route
 -- the shard here yet.
-CREATE OR REPLACE FUNCTION shardid._move_raise_generators(schema_name name, states jsonb) RETURNS integer
+CREATE OR REPLACE FUNCTION shardid_internal._move_raise_generators(schema_name name, states jsonb) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -25,7 +25,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_raise_generators(name, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_raise_generators(name, jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_raise_generators(name, jsonb) IS
+COMMENT ON FUNCTION shardid_internal._move_raise_generators(name, jsonb) IS
     'Node, move cut-over on the target: raises the schema''s generators to at least the source''s states; returns how many.';

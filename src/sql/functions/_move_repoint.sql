@@ -1,7 +1,7 @@
 -- Router, phase 'caught_up' of a move: points the router at the target
 -- (repoint_shard(), which also turns the phase to 'repointed', under the
 -- lock on shard_placement that a rollback takes to read the phase).
-CREATE OR REPLACE FUNCTION shardid._move_repoint(shard integer) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._move_repoint(shard integer) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -14,7 +14,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_repoint(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_repoint(integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_repoint(integer) IS
+COMMENT ON FUNCTION shardid_internal._move_repoint(integer) IS
     'Router, move phase caught_up: repoints the shard at its target (phase repointed, same transaction).';

@@ -3,7 +3,7 @@
 -- (_create_shard_copy, one transaction there); the copy must be the
 -- source's shard (else the move fails and rolls back). Then phase 'copy'
 -- (online) or 'frozen' (offline).
-CREATE OR REPLACE FUNCTION shardid._move_schema(shard integer) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._move_schema(shard integer) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -13,15 +13,15 @@ DECLARE
     made jsonb;
 BEGIN
     SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_schema.shard;
-    PERFORM shardid._node_ensure('shardid_move_source', m.source);
-    PERFORM shardid._node_ensure('shardid_move_target', m.target);
-    src := shardid._node('shardid_move_source', format('SELECT shardid._move_source_facts(%s)', shard), m.source)::jsonb;
+    PERFORM shardid_internal._node_ensure('shardid_move_source', m.source);
+    PERFORM shardid_internal._node_ensure('shardid_move_target', m.target);
+    src := shardid_internal._node('shardid_move_source', format('SELECT shardid_internal._move_source_facts(%s)', shard), m.source)::jsonb;
     IF src->>'schema_name' IS DISTINCT FROM m.schema_name THEN
         RAISE EXCEPTION 'shard % is no longer registered on node "%" in schema %', shard, m.source, quote_ident(m.schema_name)
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
-    made := shardid._node('shardid_move_target', format('SELECT shardid._create_shard_copy(%s, %L, false)', shard, src), m.target)::jsonb;
-    PERFORM shardid._move_compare_shard(shard, m.source, m.target, src->'definition', made, format('node "%s"', m.target));
+    made := shardid_internal._node('shardid_move_target', format('SELECT shardid_internal._create_shard_copy(%s, %L, false)', shard, src), m.target)::jsonb;
+    PERFORM shardid_internal._move_compare_shard(shard, m.source, m.target, src->'definition', made, format('node "%s"', m.target));
     UPDATE shardid.shard_moves AS x
        SET phase = CASE WHEN m.mode = 'offline' THEN 'frozen' ELSE 'copy' END, bytes_total = (src->>'bytes')::bigint,
            updated_at = clock_timestamp()
@@ -29,7 +29,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_schema(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_schema(integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_schema(integer) IS
+COMMENT ON FUNCTION shardid_internal._move_schema(integer) IS
     'Router, move phase schema: the target makes and registers the shard from its templates with the source''s owners and privileges; the definitions must agree.';

@@ -1,7 +1,7 @@
 -- Node, source of a move: the move's slot: whether it exists and is in
 -- use, how many bytes of WAL the target has yet to confirm, and whether it
 -- has confirmed lsn (the cut-over's position; NULL: not asked).
-CREATE OR REPLACE FUNCTION shardid._move_slot_status(slot_name name, lsn pg_lsn DEFAULT NULL) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._move_slot_status(slot_name name, lsn pg_lsn DEFAULT NULL) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -13,7 +13,7 @@ AS $$
       LEFT JOIN pg_replication_slots AS s ON s.slot_name = _move_slot_status.slot_name
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_slot_status(name, pg_lsn) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_slot_status(name, pg_lsn) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_slot_status(name, pg_lsn) IS
+COMMENT ON FUNCTION shardid_internal._move_slot_status(name, pg_lsn) IS
     'Node, move on the source: the move''s slot: exists, active, lag in bytes, and whether it confirmed lsn.';

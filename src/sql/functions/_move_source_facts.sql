@@ -4,7 +4,7 @@
 -- identities), the size, the owners and privileges the target must give
 -- its copy, its indexes (_index_list), the generator's parameters, every role named, and the
 -- definition to compare (_shard_definition). Changes nothing.
-CREATE OR REPLACE FUNCTION shardid._move_source_facts(shard integer) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._move_source_facts(shard integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -28,7 +28,7 @@ BEGIN
     END IF;
     RETURN out || jsonb_build_object(
         'schema_exists', true,
-        'indexes', (SELECT COALESCE(jsonb_object_agg(c.relname, shardid._index_list(c.oid)), '{}')
+        'indexes', (SELECT COALESCE(jsonb_object_agg(c.relname, shardid_internal._index_list(c.oid)), '{}')
                       FROM pg_class AS c WHERE c.relnamespace = nspoid AND c.relkind IN ('r', 'p')),
         -- main forks of the tables and their TOAST tables (as _move_copy_progress counts them)
         'bytes', (SELECT COALESCE(sum(pg_relation_size(c.oid)
@@ -47,7 +47,7 @@ BEGIN
                       WHERE c.relnamespace = nspoid AND c.relname = r.sequence_name AND r.sequence_schema = r.schema_name),
         'ownership', jsonb_build_object(
             'schema', (SELECT jsonb_build_object('owner', pg_get_userbyid(n.nspowner),
-                                                 'acl', shardid._acl_items(n.nspacl, 'n', n.nspowner))
+                                                 'acl', shardid_internal._acl_items(n.nspacl, 'n', n.nspowner))
                          FROM pg_namespace AS n WHERE n.oid = nspoid),
             'relations', (SELECT COALESCE(jsonb_object_agg(c.relname, jsonb_build_object(
                                       'kind', c.relkind,
@@ -55,8 +55,8 @@ BEGIN
                                       'replident', c.relreplident,
                                       'replident_index', (SELECT i.relname FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid
                                                            WHERE x.indrelid = c.oid AND x.indisreplident),
-                                      'acl', shardid._acl_items(c.relacl, CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", c.relowner),
-                                      'columns', (SELECT COALESCE(jsonb_object_agg(a.attname, shardid._acl_items(a.attacl, NULL, NULL)), '{}')
+                                      'acl', shardid_internal._acl_items(c.relacl, CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", c.relowner),
+                                      'columns', (SELECT COALESCE(jsonb_object_agg(a.attname, shardid_internal._acl_items(a.attacl, NULL, NULL)), '{}')
                                                     FROM pg_attribute AS a
                                                    WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                                                      AND a.attacl IS NOT NULL))), '{}')
@@ -78,13 +78,13 @@ BEGIN
                           SELECT pg_get_userbyid(x.grantee) FROM pg_attribute AS t
                             JOIN pg_class AS c ON c.oid = t.attrelid, aclexplode(t.attacl) AS x
                            WHERE c.relnamespace = nspoid AND x.grantee <> 0) AS x),
-        'definition', shardid._shard_definition(r.schema_name),
+        'definition', shardid_internal._shard_definition(r.schema_name),
         -- for a target with only the extension
-        'templates', shardid._template_ddl());
+        'templates', shardid_internal._template_ddl());
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_source_facts(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_source_facts(integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_source_facts(integer) IS
+COMMENT ON FUNCTION shardid_internal._move_source_facts(integer) IS
     'Node, moves: what the router needs about a shard before moving it away (registry, prerequisites, size, owners and privileges, definition); changes nothing.';

@@ -19,7 +19,7 @@
 --     when the transaction that enables the subscription commits.
 -- Returns the subscription's OID and this node's system identifier (the
 -- names of the table-sync slots on the source) and the role (15), or NULL.
-CREATE OR REPLACE FUNCTION shardid._move_subscribe(name name, conninfo text, schema_name name) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._move_subscribe(name name, conninfo text, schema_name name) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     SET client_min_messages = warning
@@ -54,7 +54,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_subscribe(name, text, name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_subscribe(name, text, name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_subscribe(name, text, name) IS
+COMMENT ON FUNCTION shardid_internal._move_subscribe(name, text, name) IS
     'Node, move on the target: the subscription copying the shard (never applying as a superuser: as the table owners on 16+, as a role of this move with DML rights only on 15); returns its OID and the node''s system identifier.';

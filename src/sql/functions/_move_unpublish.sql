@@ -5,7 +5,7 @@
 -- was made); a walsender still holding one is terminated (the target's
 -- subscription is gone, or unreachable). Waits up to wait_ms for them.
 -- Returns the slots it could not drop ('' when none).
-CREATE OR REPLACE FUNCTION shardid._move_unpublish(name name, subid oid, sysid text, wait_ms integer) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._move_unpublish(name name, subid oid, sysid text, wait_ms integer) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     SET client_min_messages = warning
@@ -42,7 +42,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_unpublish(name, oid, text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_unpublish(name, oid, text, integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_unpublish(name, oid, text, integer) IS
+COMMENT ON FUNCTION shardid_internal._move_unpublish(name, oid, text, integer) IS
     'Node, move on the source: drops the move''s slot, its subscription''s table-sync slots and its publication; returns the slots left.';

@@ -6,7 +6,7 @@
 -- the source. Then the role a move makes on 15, with its privileges. Returns the subscription's OID and this node's system
 -- identifier (for the table-sync slots on the source), NULL if there was
 -- none.
-CREATE OR REPLACE FUNCTION shardid._move_unsubscribe(name name) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._move_unsubscribe(name name) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
     SET client_min_messages = warning
@@ -30,7 +30,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._move_unsubscribe(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_unsubscribe(name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._move_unsubscribe(name) IS
+COMMENT ON FUNCTION shardid_internal._move_unsubscribe(name) IS
     'Node, move on the target: disables, detaches and drops the move''s subscription, and drops the role a move makes on 15; returns the subscription''s OID and the node''s system identifier.';

@@ -5,7 +5,7 @@
 -- order within one shape; a name taken by anything else is left alone (a
 -- comparison reports it); two passes, so names may be swapped. Returns how
 -- many were renamed. The caller owns the table or is a superuser.
-CREATE OR REPLACE FUNCTION shardid._name_indexes(rel regclass, wanted jsonb) RETURNS integer
+CREATE OR REPLACE FUNCTION shardid_internal._name_indexes(rel regclass, wanted jsonb) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -20,7 +20,7 @@ BEGIN
     SELECT array_agg(h.name ORDER BY h.name), array_agg(w.name ORDER BY h.name) INTO have, want
       FROM (SELECT e->>'name' AS name, e->>'shape' AS shape,
                    row_number() OVER (PARTITION BY e->>'shape' ORDER BY o) AS k
-              FROM jsonb_array_elements(shardid._index_list(rel)) WITH ORDINALITY AS a(e, o)) AS h
+              FROM jsonb_array_elements(shardid_internal._index_list(rel)) WITH ORDINALITY AS a(e, o)) AS h
       JOIN (SELECT e->>'name' AS name, e->>'shape' AS shape,
                    row_number() OVER (PARTITION BY e->>'shape' ORDER BY o) AS k
               FROM jsonb_array_elements(wanted) WITH ORDINALITY AS a(e, o)) AS w
@@ -58,5 +58,5 @@ $$;
 
 -- EXECUTE stays with PUBLIC: _create_shard_table() calls it; ALTER INDEX checks ownership.
 
-COMMENT ON FUNCTION shardid._name_indexes(regclass, jsonb) IS
+COMMENT ON FUNCTION shardid_internal._name_indexes(regclass, jsonb) IS
     'Node: renames a table''s indexes to the names of the same indexes (equal shape) in a list from _index_list(); returns how many.';

@@ -1,20 +1,20 @@
 -- Router, moves: whether the dblink connection conn is open and answers.
-CREATE OR REPLACE FUNCTION shardid._node_alive(conn text) RETURNS boolean
+CREATE OR REPLACE FUNCTION shardid_internal._node_alive(conn text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF NOT shardid._node_open(conn) THEN
+    IF NOT shardid_internal._node_open(conn) THEN
         RETURN false;
     END IF;
-    PERFORM shardid._node(conn, 'SELECT 1');
+    PERFORM shardid_internal._node(conn, 'SELECT 1');
     RETURN true;
 EXCEPTION WHEN OTHERS THEN
     RETURN false;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._node_alive(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._node_alive(text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._node_alive(text) IS
+COMMENT ON FUNCTION shardid_internal._node_alive(text) IS
     'Router, moves: whether a named dblink connection is open and answers.';

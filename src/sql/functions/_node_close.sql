@@ -1,14 +1,14 @@
 -- Router, moves: closes the dblink connection conn if it is open, first
 -- cancelling a statement it runs (a remote statement would otherwise run
 -- on, holding its locks, until it next talks to the router). Never fails.
-CREATE OR REPLACE FUNCTION shardid._node_close(conn text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._node_close(conn text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    dbl name := shardid._dblink_schema();
+    dbl name := shardid_internal._dblink_schema();
 BEGIN
-    IF NOT shardid._node_open(conn) THEN
+    IF NOT shardid_internal._node_open(conn) THEN
         RETURN;
     END IF;
     BEGIN
@@ -21,7 +21,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._node_close(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._node_close(text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._node_close(text) IS
+COMMENT ON FUNCTION shardid_internal._node_close(text) IS
     'Router, moves: cancels what a named dblink connection runs and closes it, if it is open.';

@@ -4,12 +4,12 @@
 -- search_path pinned for the whole session (_pinned_connstr): every
 -- statement a move sends runs with search_path = pg_catalog, pg_temp. A
 -- node that cannot be reached fails with 08001 naming the node.
-CREATE OR REPLACE FUNCTION shardid._node_connect(conn text, node text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._node_connect(conn text, node text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    dbl name := shardid._dblink_schema();
+    dbl name := shardid_internal._dblink_schema();
     cs  text;
     msg text;
     det text;
@@ -18,11 +18,11 @@ BEGIN
     IF cs IS NULL THEN
         RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
     END IF;
-    PERFORM shardid._node_close(conn);
+    PERFORM shardid_internal._node_close(conn);
     BEGIN
         -- the node's own settings win, but for the pinned search_path
         EXECUTE format('SELECT %I.dblink_connect($1, $2)', dbl)
-            USING conn, shardid._pinned_connstr('connect_timeout=10 application_name=shardid_move ' || cs);
+            USING conn, shardid_internal._pinned_connstr('connect_timeout=10 application_name=shardid_move ' || cs);
     EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
         GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
         RAISE EXCEPTION 'node "%" is unreachable: %', node, COALESCE(NULLIF(rtrim(det, E'\n'), ''), msg)
@@ -31,7 +31,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._node_connect(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._node_connect(text, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._node_connect(text, text) IS
+COMMENT ON FUNCTION shardid_internal._node_connect(text, text) IS
     'Router, moves: opens a named dblink connection to a node; 08001 naming the node when it cannot be reached.';

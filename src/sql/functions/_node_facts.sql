@@ -5,7 +5,7 @@
 -- on 15, role, all named shardid_move_<shard>_<move id>; shardid's freeze
 -- triggers, known by their function), and unfinished apply_ddl() changes
 -- when this version has the ledger.
-CREATE OR REPLACE FUNCTION shardid._node_facts() RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._node_facts() RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -18,14 +18,14 @@ BEGIN
                      FROM shardid.layout() AS l),
         'shards', COALESCE((SELECT jsonb_agg(jsonb_build_object('shard', r.shard, 'schema', r.schema_name) ORDER BY r.shard)
                               FROM shardid.shard_registry AS r), '[]'),
-        'templates', COALESCE((SELECT jsonb_object_agg(t.table_name, shardid._template_definition(t.table_name))
+        'templates', COALESCE((SELECT jsonb_object_agg(t.table_name, shardid_internal._template_definition(t.table_name))
                                  FROM shardid.sharded_tables AS t), '{}'),
-        'retired', COALESCE((SELECT jsonb_agg(pg_catalog.to_jsonb(x)) FROM shardid._retired_here() AS x), '[]'),
+        'retired', COALESCE((SELECT jsonb_agg(pg_catalog.to_jsonb(x)) FROM shardid_internal._retired_here() AS x), '[]'),
         'frozen', COALESCE((SELECT jsonb_agg(DISTINCT n.nspname)
                               FROM pg_trigger AS t
                               JOIN pg_class AS c ON c.oid = t.tgrelid
                               JOIN pg_namespace AS n ON n.oid = c.relnamespace
-                             WHERE t.tgfoid = 'shardid._refuse_frozen_write()'::regprocedure), '[]'),
+                             WHERE t.tgfoid = 'shardid_internal._refuse_frozen_write()'::regprocedure), '[]'),
         'publications', COALESCE((SELECT jsonb_agg(p.pubname ORDER BY p.pubname) FROM pg_publication AS p
                                    WHERE p.pubname LIKE 'shardid\_move\_%'), '[]'),
         'subscriptions', COALESCE((SELECT jsonb_agg(s.subname ORDER BY s.subname) FROM pg_subscription AS s
@@ -46,7 +46,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._node_facts() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._node_facts() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._node_facts() IS
+COMMENT ON FUNCTION shardid_internal._node_facts() IS
     'Node, for check_cluster(): the layout, registered shards, template definitions, retired copies, leftovers of moves and unfinished apply_ddl() changes here, as one jsonb value.';

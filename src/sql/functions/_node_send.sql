@@ -2,12 +2,12 @@
 -- waiting (_node_wait() collects its single value), so the router can
 -- drive two nodes at once and a cancel of the router's backend interrupts
 -- the wait (15's dblink() cannot be interrupted while it waits).
-CREATE OR REPLACE FUNCTION shardid._node_send(conn text, sql text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._node_send(conn text, sql text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    dbl  name := shardid._dblink_schema();
+    dbl  name := shardid_internal._dblink_schema();
     sent integer;
     msg  text;
 BEGIN
@@ -20,7 +20,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._node_send(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._node_send(text, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._node_send(text, text) IS
+COMMENT ON FUNCTION shardid_internal._node_send(text, text) IS
     'Router, moves: sends a statement on a named dblink connection without waiting for it.';

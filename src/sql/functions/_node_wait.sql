@@ -2,12 +2,12 @@
 -- sent on conn and returns the first column of its first row as text; the
 -- node's error is raised with its SQLSTATE, detail and hint, the message
 -- prefixed with node "NAME": when node is given; a lost connection as 08006.
-CREATE OR REPLACE FUNCTION shardid._node_wait(conn text, node text DEFAULT NULL) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._node_wait(conn text, node text DEFAULT NULL) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    dbl  name := shardid._dblink_schema();
+    dbl  name := shardid_internal._dblink_schema();
     busy integer;
     r    text;
     st   text;
@@ -33,7 +33,7 @@ BEGIN
         IF node IS NULL THEN
             RAISE;
         END IF;
-        PERFORM shardid._raise(st, format('node "%s": %s', node, msg), det, hnt);
+        PERFORM shardid_internal._raise(st, format('node "%s": %s', node, msg), det, hnt);
     END;
     -- the end of the results
     EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1) AS t(x text)', dbl) USING conn;
@@ -41,7 +41,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._node_wait(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._node_wait(text, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._node_wait(text, text) IS
+COMMENT ON FUNCTION shardid_internal._node_wait(text, text) IS
     'Router, moves: waits interruptibly for the statement sent on a named dblink connection; returns its first value as text.';

@@ -5,14 +5,14 @@
 -- nothing overrides it): no statement the router sends to a node can
 -- reach a function or operator a role of that node put in a schema of its
 -- default search_path (public, "$user").
-CREATE OR REPLACE FUNCTION shardid._pinned_connstr(connstr text) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._pinned_connstr(connstr text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT
     SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT connstr || ' options=''-c search_path=pg_catalog,pg_temp'''
 $$;
 
-REVOKE ALL ON FUNCTION shardid._pinned_connstr(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._pinned_connstr(text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._pinned_connstr(text) IS
+COMMENT ON FUNCTION shardid_internal._pinned_connstr(text) IS
     'Router: a node connect string with options=''-c search_path=pg_catalog,pg_temp'' appended, as every router session to a node uses it.';

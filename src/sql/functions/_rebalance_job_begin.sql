@@ -1,7 +1,7 @@
 -- Router, in the job's worker: takes the rebalance lock (55P03 naming its
 -- holder: the job fails), records the worker (process ID and start time)
 -- and turns the job to running. Returns the job's options.
-CREATE OR REPLACE FUNCTION shardid._rebalance_job_begin(job_id bigint) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_begin(job_id bigint) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -9,7 +9,7 @@ DECLARE
     holder integer;
     opts   jsonb;
 BEGIN
-    holder := shardid._rebalance_lock();
+    holder := shardid_internal._rebalance_lock();
     IF holder IS NOT NULL THEN
         RAISE EXCEPTION 'another rebalance is running'
             USING ERRCODE = 'lock_not_available',
@@ -26,7 +26,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._rebalance_job_begin(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._rebalance_job_begin(bigint) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._rebalance_job_begin(bigint) IS
+COMMENT ON FUNCTION shardid_internal._rebalance_job_begin(bigint) IS
     'Router, background rebalance worker: takes the rebalance lock, records the worker and turns the job to running; the job''s options.';

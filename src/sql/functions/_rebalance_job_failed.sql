@@ -2,7 +2,7 @@
 -- A job being stopped whose move was cancelled (rebalance_stop(cancel_move
 -- => true)) is stopped, not failed. The worker then exits, releasing the
 -- rebalance lock with its session.
-CREATE OR REPLACE FUNCTION shardid._rebalance_job_failed(job_id bigint, error text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_failed(job_id bigint, error text) RETURNS void
     LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -13,7 +13,7 @@ AS $$
      WHERE j.job_id = _rebalance_job_failed.job_id
 $$;
 
-REVOKE ALL ON FUNCTION shardid._rebalance_job_failed(bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._rebalance_job_failed(bigint, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._rebalance_job_failed(bigint, text) IS
+COMMENT ON FUNCTION shardid_internal._rebalance_job_failed(bigint, text) IS
     'Router, background rebalance worker: records the error that ended a job (failed, or stopped when it was being stopped).';

@@ -1,6 +1,6 @@
 -- Router, in the job's worker, after a move_shard() (or abort_move()):
 -- the move must be done (_check_move_done(), for a move), then it counts.
-CREATE OR REPLACE FUNCTION shardid._rebalance_job_moved(job_id bigint, action text, shard integer, target text) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_moved(job_id bigint, action text, shard integer, target text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -11,7 +11,7 @@ BEGIN
          WHERE j.job_id = _rebalance_job_moved.job_id;
         RETURN;
     END IF;
-    PERFORM shardid._check_move_done(shard, target);
+    PERFORM shardid_internal._check_move_done(shard, target);
     UPDATE shardid.rebalance_jobs AS j
        SET moves_done = j.moves_done + 1, moved = j.moved || _rebalance_job_moved.shard,
            current_shard = NULL, current_source = NULL, current_target = NULL,
@@ -20,7 +20,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._rebalance_job_moved(bigint, text, integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._rebalance_job_moved(bigint, text, integer, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._rebalance_job_moved(bigint, text, integer, text) IS
+COMMENT ON FUNCTION shardid_internal._rebalance_job_moved(bigint, text, integer, text) IS
     'Router, background rebalance worker: checks that a move is done and counts it in the job''s row.';

@@ -6,7 +6,7 @@
 -- that plan's length. No row when the job is to end: stopped
 -- (rebalance_stop()), max_moves reached, or nothing left to move. An
 -- offline move left in progress fails the job (55000), as in rebalance().
-CREATE OR REPLACE FUNCTION shardid._rebalance_job_next(job_id bigint)
+CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_next(job_id bigint)
     RETURNS TABLE (action text, shard integer, target text)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -67,7 +67,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._rebalance_job_next(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._rebalance_job_next(bigint) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._rebalance_job_next(bigint) IS
+COMMENT ON FUNCTION shardid_internal._rebalance_job_next(bigint) IS
     'Router, background rebalance worker: the next move (resume, abort or a new one from a fresh plan), recorded as the job''s current move; no row when the job is to end.';

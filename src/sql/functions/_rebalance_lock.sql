@@ -4,14 +4,14 @@
 -- NULL when taken (or held already), else the process ID of the session
 -- that holds it. The caller commits at once. Released by
 -- _rebalance_unlock(), or free once the session ends.
-CREATE OR REPLACE FUNCTION shardid._rebalance_lock() RETURNS integer
+CREATE OR REPLACE FUNCTION shardid_internal._rebalance_lock() RETURNS integer
     LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT shardid._session_lock('rebalance')
+    SELECT shardid_internal._session_lock('rebalance')
 $$;
 
-REVOKE ALL ON FUNCTION shardid._rebalance_lock() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._rebalance_lock() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._rebalance_lock() IS
+COMMENT ON FUNCTION shardid_internal._rebalance_lock() IS
     'Router: takes the lock rebalance() holds, for drain_node() and the background rebalance; NULL when taken, else the holder''s process ID.';

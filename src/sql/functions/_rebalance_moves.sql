@@ -12,19 +12,19 @@
 -- C++, src/core/rebalance.cpp (rebalance.hpp says exactly how it chooses),
 -- called through _plan_moves(); this checks the strategy and max_moves the
 -- way rebalance_plan() and rebalance() do, then returns its plan.
-CREATE OR REPLACE FUNCTION shardid._rebalance_moves(strategy text, max_moves integer, nodes text[],
+CREATE OR REPLACE FUNCTION shardid_internal._rebalance_moves(strategy text, max_moves integer, nodes text[],
                                                     shards integer[], shard_nodes text[], shard_bytes bigint[],
                                                     pinned integer[] DEFAULT '{}')
     RETURNS TABLE (step integer, shard integer, source text, target text, bytes bigint)
     LANGUAGE sql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT shardid._check_rebalance_options(strategy, max_moves);
+    SELECT shardid_internal._check_rebalance_options(strategy, max_moves);
     SELECT p.step, p.shard, p.source, p.target, p.bytes
-      FROM shardid._plan_moves(strategy, max_moves, nodes, shards, shard_nodes, shard_bytes, pinned) AS p;
+      FROM shardid_internal._plan_moves(strategy, max_moves, nodes, shards, shard_nodes, shard_bytes, pinned) AS p;
 $$;
 
-REVOKE ALL ON FUNCTION shardid._rebalance_moves(text, integer, text[], integer[], text[], bigint[], integer[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._rebalance_moves(text, integer, text[], integer[], text[], bigint[], integer[]) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._rebalance_moves(text, integer, text[], integer[], text[], bigint[], integer[]) IS
+COMMENT ON FUNCTION shardid_internal._rebalance_moves(text, integer, text[], integer[], text[], bigint[], integer[]) IS
     'Internal: the rebalance planner without I/O: the moves (step, shard, source, target, bytes) that even out the given nodes'' load by_size or by_count; shards in pinned count but never move.';

@@ -3,7 +3,7 @@
 -- of every partition (the whole cluster when the server or the option is
 -- missing; nothing on a router without PL/Proxy: _refresh_proxy()).
 -- Returns the number of partitions changed (0 or 1).
-CREATE OR REPLACE FUNCTION shardid._refresh_partition(shard integer) RETURNS integer
+CREATE OR REPLACE FUNCTION shardid_internal._refresh_partition(shard integer) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -16,7 +16,7 @@ BEGIN
      WHERE s.srvname = 'shardid'
        AND o.option_name = ('p' || _refresh_partition.shard);
     IF cur IS NULL THEN
-        RETURN shardid._refresh_proxy();
+        RETURN shardid_internal._refresh_proxy();
     END IF;
     SELECT CASE WHEN p.shard IS NULL THEN
                     pg_catalog.format('service=''shardid: shard %s is not placed on any node''', g.s)
@@ -35,7 +35,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._refresh_partition(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._refresh_partition(integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._refresh_partition(integer) IS
+COMMENT ON FUNCTION shardid_internal._refresh_partition(integer) IS
     'Router: updates the PL/Proxy partition of one shard from the placement (one ALTER SERVER option); returns 0 or 1.';

@@ -6,7 +6,7 @@
 -- called by itself, still reports the missing prerequisite; once PL/Proxy
 -- is installed it builds the cluster from the placement. Only a superuser
 -- can create the wrapper this looks for.
-CREATE OR REPLACE FUNCTION shardid._refresh_proxy() RETURNS integer
+CREATE OR REPLACE FUNCTION shardid_internal._refresh_proxy() RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -19,7 +19,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._refresh_proxy() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._refresh_proxy() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._refresh_proxy() IS
+COMMENT ON FUNCTION shardid_internal._refresh_proxy() IS
     'Router: refresh_cluster() when the router has PL/Proxy (the wrapper plproxy exists); 0, doing nothing, when it has not.';

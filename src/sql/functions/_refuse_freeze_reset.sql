@@ -2,7 +2,7 @@
 -- publisher's copy of the table. ENABLE ALWAYS, so a session with
 -- session_replication_role = replica and logical replication's workers are
 -- refused too.
-CREATE OR REPLACE FUNCTION shardid._refuse_freeze_reset() RETURNS trigger
+CREATE OR REPLACE FUNCTION shardid_internal._refuse_freeze_reset() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -14,18 +14,18 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._refuse_freeze_reset() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._refuse_freeze_reset() FROM PUBLIC;
 
 CREATE OR REPLACE TRIGGER layout_freeze_append_only
     BEFORE UPDATE OR DELETE ON shardid.layout_freeze
-    FOR EACH ROW EXECUTE FUNCTION shardid._refuse_freeze_reset();
+    FOR EACH ROW EXECUTE FUNCTION shardid_internal._refuse_freeze_reset();
 
 CREATE OR REPLACE TRIGGER layout_freeze_no_truncate
     BEFORE TRUNCATE ON shardid.layout_freeze
-    FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_freeze_reset();
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid_internal._refuse_freeze_reset();
 
 ALTER TABLE shardid.layout_freeze ENABLE ALWAYS TRIGGER layout_freeze_append_only;
 ALTER TABLE shardid.layout_freeze ENABLE ALWAYS TRIGGER layout_freeze_no_truncate;
 
-COMMENT ON FUNCTION shardid._refuse_freeze_reset() IS
+COMMENT ON FUNCTION shardid_internal._refuse_freeze_reset() IS
     'Trigger: refuses UPDATE, DELETE and TRUNCATE of shardid.layout_freeze (append-only).';

@@ -4,7 +4,7 @@
 -- shard holds the advisory lock on the fourth argument, a random key, no
 -- more: the write goes through then (see freeze_shard_tables). (A lease
 -- frozen by 0.2 has no fourth argument and its key is (1936222564, shard).)
-CREATE OR REPLACE FUNCTION shardid._refuse_frozen_write() RETURNS trigger
+CREATE OR REPLACE FUNCTION shardid_internal._refuse_frozen_write() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -23,7 +23,7 @@ $$;
 
 -- It fires for every role writing to a frozen shard, EXECUTE or not; only
 -- freeze_shard_tables() (administrators) attaches it.
-REVOKE ALL ON FUNCTION shardid._refuse_frozen_write() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._refuse_frozen_write() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._refuse_frozen_write() IS
+COMMENT ON FUNCTION shardid_internal._refuse_frozen_write() IS
     'Trigger on the tables of a shard during a move''s cut-over: refuses writes at once (25006, retry); a lease freeze lapses with the session that froze the shard.';

@@ -10,7 +10,7 @@
 -- setval() or PostgreSQL 19's sequence replication can reset the sequences,
 -- not the table. The lock serialises with the first next_id() of every
 -- backend, which marks, then reads the layout.
-CREATE OR REPLACE FUNCTION shardid._refuse_issued_layout() RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._refuse_issued_layout() RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -26,7 +26,7 @@ BEGIN
     ELSE
         FOR gen IN
             SELECT c.oid::pg_catalog.regclass
-              FROM (SELECT nd.seq FROM shardid._next_id_defaults AS nd
+              FROM (SELECT nd.seq FROM shardid_internal._next_id_defaults AS nd
                     UNION
                     SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', r.sequence_schema, r.sequence_name))
                       FROM shardid.shard_registry AS r) AS g
@@ -50,7 +50,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._refuse_issued_layout() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._refuse_issued_layout() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._refuse_issued_layout() IS
+COMMENT ON FUNCTION shardid_internal._refuse_issued_layout() IS
     'Raises 55000 once IDs have been issued (a freeze record, the ids_issued marker, or a generator holding a state); called by configure() and by the trigger on layout_config.';

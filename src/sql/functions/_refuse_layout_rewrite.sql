@@ -8,7 +8,7 @@
 -- layout before any sequence state (pg_dump restores table data before
 -- sequence values), so it is not refused. ENABLE ALWAYS: also under
 -- session_replication_role = replica and in logical replication's workers.
-CREATE OR REPLACE FUNCTION shardid._refuse_layout_rewrite() RETURNS trigger
+CREATE OR REPLACE FUNCTION shardid_internal._refuse_layout_rewrite() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -33,7 +33,7 @@ BEGIN
         new_layout := default_layout;
     END IF;
     IF new_layout IS DISTINCT FROM old_layout THEN
-        PERFORM shardid._refuse_issued_layout();
+        PERFORM shardid_internal._refuse_issued_layout();
     ELSIF TG_OP = 'INSERT' AND stored THEN
         RETURN NULL;
     END IF;
@@ -41,18 +41,18 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._refuse_layout_rewrite() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._refuse_layout_rewrite() FROM PUBLIC;
 
 CREATE OR REPLACE TRIGGER layout_freeze
     BEFORE INSERT OR UPDATE OR DELETE ON shardid.layout_config
-    FOR EACH ROW EXECUTE FUNCTION shardid._refuse_layout_rewrite();
+    FOR EACH ROW EXECUTE FUNCTION shardid_internal._refuse_layout_rewrite();
 
 CREATE OR REPLACE TRIGGER layout_freeze_truncate
     BEFORE TRUNCATE ON shardid.layout_config
-    FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_layout_rewrite();
+    FOR EACH STATEMENT EXECUTE FUNCTION shardid_internal._refuse_layout_rewrite();
 
 ALTER TABLE shardid.layout_config ENABLE ALWAYS TRIGGER layout_freeze;
 ALTER TABLE shardid.layout_config ENABLE ALWAYS TRIGGER layout_freeze_truncate;
 
-COMMENT ON FUNCTION shardid._refuse_layout_rewrite() IS
+COMMENT ON FUNCTION shardid_internal._refuse_layout_rewrite() IS
     'Trigger on shardid.layout_config: refuses a write that changes the layout once IDs have been issued (the rule of configure()); skips an INSERT of the row already there.';

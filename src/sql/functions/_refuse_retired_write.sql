@@ -1,6 +1,6 @@
 -- On the old node after a move: any write that still reaches the retired
 -- copy of a shard fails instead of being lost there.
-CREATE OR REPLACE FUNCTION shardid._refuse_retired_write() RETURNS trigger
+CREATE OR REPLACE FUNCTION shardid_internal._refuse_retired_write() RETURNS trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -14,7 +14,7 @@ $$;
 
 -- It fires for every role writing to a retired copy, EXECUTE or not; only
 -- retire_shard() (administrators) attaches it.
-REVOKE ALL ON FUNCTION shardid._refuse_retired_write() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._refuse_retired_write() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._refuse_retired_write() IS
+COMMENT ON FUNCTION shardid_internal._refuse_retired_write() IS
     'Trigger on the retired copy of a moved shard: refuses writes (25006, retry through the router).';

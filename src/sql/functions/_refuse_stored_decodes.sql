@@ -1,7 +1,7 @@
 -- Called by configure() with the layout it is about to write (a new layout
 -- would make every stored decode stale; the same one changes nothing), and
 -- by the trigger below without one (any change).
-CREATE OR REPLACE FUNCTION shardid._refuse_stored_decodes(new_epoch_ms bigint DEFAULT NULL,
+CREATE OR REPLACE FUNCTION shardid_internal._refuse_stored_decodes(new_epoch_ms bigint DEFAULT NULL,
                                                new_shard_bits integer DEFAULT NULL,
                                                new_seq_bits integer DEFAULT NULL)
     RETURNS void
@@ -28,7 +28,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._refuse_stored_decodes(bigint, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._refuse_stored_decodes(bigint, integer, integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._refuse_stored_decodes(bigint, integer, integer) IS
+COMMENT ON FUNCTION shardid_internal._refuse_stored_decodes(bigint, integer, integer) IS
     'Raises 55000 if anything stores values of shardid decoders and the layout would change; called by configure().';

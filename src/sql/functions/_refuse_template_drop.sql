@@ -4,7 +4,7 @@
 -- DROP OWNED) is refused, naming drop_table(). Unrelated drops cost a scan
 -- of the dropped objects. It is an extension member: pg_dump leaves it out
 -- (CREATE EXTENSION brings it), and DROP EXTENSION drops it.
-CREATE OR REPLACE FUNCTION shardid._refuse_template_drop() RETURNS event_trigger
+CREATE OR REPLACE FUNCTION shardid_internal._refuse_template_drop() RETURNS event_trigger
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -24,7 +24,7 @@ BEGIN
     SELECT count(*) INTO copies FROM shardid.shard_registry AS r
      WHERE pg_catalog.to_regclass(pg_catalog.format('%I.%I', r.schema_name, t.table_name)) IS NOT NULL;
     -- _raise: the error is the DROP's, with no CONTEXT line of this function
-    PERFORM shardid._raise('2BP01',
+    PERFORM shardid_internal._raise('2BP01',
         pg_catalog.format('cannot drop table %I.%I: it is the template of sharded table %I',
                           t.template_schema, t.template_name, t.table_name),
         pg_catalog.format('Shards of this database with a copy of it: %s; shards created later are made from it.', copies),
@@ -33,7 +33,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._refuse_template_drop() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._refuse_template_drop() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._refuse_template_drop() IS
+COMMENT ON FUNCTION shardid_internal._refuse_template_drop() IS
     'Event trigger shardid_template_drop (sql_drop): refuses dropping the template of a sharded table (2BP01), naming drop_table().';

@@ -4,7 +4,7 @@
 -- column is accepted as it is: create_table_proc() re-run after an
 -- interruption goes on with the shards that lack it. Returns the
 -- registration; the caller holds the registry lock until it commits.
-CREATE OR REPLACE FUNCTION shardid._register_table(caller text, template regclass, id_column name, resume boolean)
+CREATE OR REPLACE FUNCTION shardid_internal._register_table(caller text, template regclass, id_column name, resume boolean)
     RETURNS shardid.sharded_tables
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -50,7 +50,7 @@ BEGIN
         RAISE EXCEPTION 'column "%" of template "%" is a generated column', id_column, template
             USING ERRCODE = 'invalid_column_definition';
     END IF;
-    PERFORM shardid._check_registry_privileges('create sharded tables', false);
+    PERFORM shardid_internal._check_registry_privileges('create sharded tables', false);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO t FROM shardid.sharded_tables AS s WHERE s.table_name = c.relname;
     IF FOUND AND NOT (resume AND t.template_schema = nsp
@@ -104,5 +104,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid._register_table(text, regclass, name, boolean) IS
+COMMENT ON FUNCTION shardid_internal._register_table(text, regclass, name, boolean) IS
     'Checks a template and registers its sharded table (or, resuming, accepts the same registration), before any shard gets the table.';

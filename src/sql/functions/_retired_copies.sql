@@ -2,7 +2,7 @@
 -- dblink with search_path pinned), nodes in name order. A node that cannot
 -- be read fails the call, naming it: a list that silently skipped a node
 -- would hide its copies.
-CREATE OR REPLACE FUNCTION shardid._retired_copies()
+CREATE OR REPLACE FUNCTION shardid_internal._retired_copies()
     RETURNS TABLE (node text, shard integer, schema_name name, moved_to text, retired_at timestamptz, bytes bigint)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -12,12 +12,12 @@ DECLARE
     nd   record;
     got  jsonb;
 BEGIN
-    PERFORM shardid._dblink_schema();
+    PERFORM shardid_internal._dblink_schema();
     FOR nd IN SELECT n.node FROM shardid.nodes AS n ORDER BY n.node COLLATE "C" LOOP
-        PERFORM shardid._node_connect(conn, nd.node);
-        PERFORM shardid._node(conn, 'SET search_path = pg_catalog, pg_temp', nd.node);
-        got := shardid._node(conn, 'SELECT COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(r)), ''[]'')::pg_catalog.text FROM shardid._retired_here() AS r', nd.node)::jsonb;
-        PERFORM shardid._node_close(conn);
+        PERFORM shardid_internal._node_connect(conn, nd.node);
+        PERFORM shardid_internal._node(conn, 'SET search_path = pg_catalog, pg_temp', nd.node);
+        got := shardid_internal._node(conn, 'SELECT COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(r)), ''[]'')::pg_catalog.text FROM shardid_internal._retired_here() AS r', nd.node)::jsonb;
+        PERFORM shardid_internal._node_close(conn);
         RETURN QUERY
         SELECT nd.node, x.shard, x.schema_name, x.moved_to, x.retired_at, x.bytes
           FROM jsonb_to_recordset(got) AS x(schema_name name, shard integer, moved_to text, retired_at timestamptz, bytes bigint)
@@ -26,7 +26,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._retired_copies() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._retired_copies() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._retired_copies() IS
+COMMENT ON FUNCTION shardid_internal._retired_copies() IS
     'Router: the retired copies of moved shards on every node (node, shard, schema, node it moved to, when, bytes), read over dblink; what the view retired_copies shows.';

@@ -5,7 +5,7 @@
 -- shard and the node it moved to. retired_at is read from the move ID in
 -- the name (<schema>_moved_<move id>: milliseconds since 1970), NULL when
 -- the name has none.
-CREATE OR REPLACE FUNCTION shardid._retired_here()
+CREATE OR REPLACE FUNCTION shardid_internal._retired_here()
     RETURNS TABLE (schema_name name, shard integer, moved_to text, retired_at timestamptz, bytes bigint)
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
@@ -22,13 +22,13 @@ AS $$
       FROM pg_catalog.pg_trigger AS t
       JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
       JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-     WHERE t.tgfoid OPERATOR(pg_catalog.=) 'shardid._refuse_retired_write()'::pg_catalog.regprocedure
+     WHERE t.tgfoid OPERATOR(pg_catalog.=) 'shardid_internal._refuse_retired_write()'::pg_catalog.regprocedure
        AND NOT EXISTS (SELECT FROM shardid.shard_registry AS r WHERE r.schema_name OPERATOR(pg_catalog.=) n.nspname)
      GROUP BY n.oid, n.nspname
      ORDER BY n.nspname
 $$;
 
-REVOKE ALL ON FUNCTION shardid._retired_here() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._retired_here() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._retired_here() IS
+COMMENT ON FUNCTION shardid_internal._retired_here() IS
     'Node: the retired copies of moved shards here (schemas whose tables carry retire_shard()''s trigger): schema, shard, node it moved to, when (from the move ID in the name), size in bytes.';

@@ -4,10 +4,10 @@
 -- or reading a shard's rows runs (triggers, CHECKs, index expressions,
 -- defaults, domains, policies) has the owner's rights and cannot SET ROLE
 -- back. search_path pinned; replica: session_replication_role = replica.
-CREATE OR REPLACE FUNCTION shardid._run_as_owner(role regrole, sql text, replica boolean DEFAULT false) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._run_as_owner(role regrole, sql text, replica boolean DEFAULT false) RETURNS text
     LANGUAGE c VOLATILE STRICT AS 'MODULE_PATHNAME', 'shardid_run_as_owner';
 
-REVOKE ALL ON FUNCTION shardid._run_as_owner(regrole, text, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._run_as_owner(regrole, text, boolean) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._run_as_owner(regrole, text, boolean) IS
+COMMENT ON FUNCTION shardid_internal._run_as_owner(regrole, text, boolean) IS
     'Node, moves: runs a statement as a role (the owner of what it touches) in a security-restricted operation, search_path pinned, optionally with session_replication_role = replica; returns its first value as text. The caller needs the role''s privileges.';

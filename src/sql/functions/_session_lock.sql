@@ -4,7 +4,7 @@
 -- caller commits at once, so that others see it (the insert of a new
 -- lock name waits only for such a commit). A holder is live while
 -- pg_stat_activity shows its process ID with its start time.
-CREATE OR REPLACE FUNCTION shardid._session_lock(lock_name text) RETURNS integer
+CREATE OR REPLACE FUNCTION shardid_internal._session_lock(lock_name text) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -20,7 +20,7 @@ BEGIN
         ON CONFLICT ON CONSTRAINT session_locks_pkey DO UPDATE
            SET pid = excluded.pid, backend_start = excluded.backend_start, taken_at = excluded.taken_at
          WHERE (l.pid = excluded.pid AND l.backend_start = excluded.backend_start)
-            OR NOT shardid._backend_alive(l.pid, l.backend_start)
+            OR NOT shardid_internal._backend_alive(l.pid, l.backend_start)
         RETURNING true INTO got;
     IF got THEN
         RETURN NULL;
@@ -30,7 +30,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._session_lock(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._session_lock(text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._session_lock(text) IS
+COMMENT ON FUNCTION shardid_internal._session_lock(text) IS
     'Router: takes a lock of shardid.session_locks for this session unless a live backend holds it; NULL when taken, else the holder''s process ID.';

@@ -1,6 +1,6 @@
 -- Router: releases the lock lock_name of shardid.session_locks if this
 -- session holds it (the caller commits). Returns whether it held it.
-CREATE OR REPLACE FUNCTION shardid._session_unlock(lock_name text) RETURNS boolean
+CREATE OR REPLACE FUNCTION shardid_internal._session_unlock(lock_name text) RETURNS boolean
     LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -9,7 +9,7 @@ AS $$
     SELECT EXISTS (SELECT FROM d)
 $$;
 
-REVOKE ALL ON FUNCTION shardid._session_unlock(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._session_unlock(text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._session_unlock(text) IS
+COMMENT ON FUNCTION shardid_internal._session_unlock(text) IS
     'Router: releases a lock of shardid.session_locks held by this session; whether it held it.';

@@ -14,7 +14,7 @@
 -- Not covered: comments, storage parameters, statistics targets.
 -- Expressions print with search_path pinned, so equal definitions print
 -- equal text on both nodes. ignore_role: see _acl_words().
-CREATE OR REPLACE FUNCTION shardid._shard_definition(schema_name name, ignore_role name DEFAULT NULL)
+CREATE OR REPLACE FUNCTION shardid_internal._shard_definition(schema_name name, ignore_role name DEFAULT NULL)
     RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
@@ -38,7 +38,7 @@ WITH nsp AS (
 ), kv(k, v) AS (
     SELECT 'schema: owner', quote_ident(pg_get_userbyid(nsp.nspowner)) FROM nsp
     UNION ALL
-    SELECT 'schema: privileges', shardid._acl_words(nsp.nspacl, 'n', nsp.nspowner, ignore_role) FROM nsp
+    SELECT 'schema: privileges', shardid_internal._acl_words(nsp.nspacl, 'n', nsp.nspowner, ignore_role) FROM nsp
     UNION ALL
     SELECT r.what, CASE r.relpersistence WHEN 'u' THEN 'unlogged' WHEN 't' THEN 'temporary' ELSE 'permanent' END
                    || CASE WHEN r.relkind = 'p' THEN ', partitioned' ELSE '' END
@@ -47,7 +47,7 @@ WITH nsp AS (
     SELECT r.what || ': owner', quote_ident(pg_get_userbyid(r.relowner)) FROM rel AS r WHERE r.relkind <> 'c'
     UNION ALL
     SELECT r.what || ': privileges',
-           shardid._acl_words(r.relacl, CASE r.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", r.relowner, ignore_role)
+           shardid_internal._acl_words(r.relacl, CASE r.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", r.relowner, ignore_role)
       FROM rel AS r WHERE r.relkind <> 'c'
     UNION ALL
     SELECT c.what || ': columns', string_agg(quote_ident(c.attname), ', ' ORDER BY c.attnum) FROM col AS c GROUP BY c.what
@@ -68,8 +68,8 @@ WITH nsp AS (
       LEFT JOIN pg_namespace AS cn ON cn.oid = co.collnamespace
     UNION ALL
     SELECT c.what || ': column ' || quote_ident(c.attname) || ': privileges',
-           shardid._acl_words(c.attacl, NULL, NULL, ignore_role)
-      FROM col AS c WHERE c.attacl IS NOT NULL AND shardid._acl_words(c.attacl, NULL, NULL, ignore_role) <> ''
+           shardid_internal._acl_words(c.attacl, NULL, NULL, ignore_role)
+      FROM col AS c WHERE c.attacl IS NOT NULL AND shardid_internal._acl_words(c.attacl, NULL, NULL, ignore_role) <> ''
     UNION ALL
     -- NOT NULL is a column property above (18 also lists it here, as 'n')
     SELECT t.what || ': constraint ' || quote_ident(k.conname), pg_get_constraintdef(k.oid)
@@ -83,7 +83,7 @@ WITH nsp AS (
                                                         WHEN 'R' THEN ' (enabled replica)' ELSE ' (enabled always)' END
       FROM tab AS t JOIN pg_trigger AS g ON g.tgrelid = t.oid
      WHERE NOT g.tgisinternal
-       AND g.tgfoid NOT IN ('shardid._refuse_frozen_write()'::regprocedure, 'shardid._refuse_retired_write()'::regprocedure)
+       AND g.tgfoid NOT IN ('shardid_internal._refuse_frozen_write()'::regprocedure, 'shardid_internal._refuse_retired_write()'::regprocedure)
     UNION ALL
     SELECT t.what || ': replica identity',
            CASE t.relreplident WHEN 'd' THEN 'default' WHEN 'n' THEN 'nothing' WHEN 'f' THEN 'full'
@@ -129,7 +129,7 @@ WITH nsp AS (
 SELECT COALESCE(jsonb_object_agg(kv.k, kv.v), '{}') FROM kv WHERE kv.v IS NOT NULL
 $$;
 
-REVOKE ALL ON FUNCTION shardid._shard_definition(name, name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._shard_definition(name, name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._shard_definition(name, name) IS
+COMMENT ON FUNCTION shardid_internal._shard_definition(name, name) IS
     'Node, moves: the definition of a shard''s schema (relations, columns, defaults, constraints, indexes, triggers, privileges, sequences, policies) as flat {what: definition} pairs for comparison.';

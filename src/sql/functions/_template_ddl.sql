@@ -11,7 +11,7 @@
 -- a move cannot make (typed, or a child of another table) is named with
 -- "unsupported". Expressions print with search_path pinned: everything
 -- outside pg_catalog is schema-qualified. Changes nothing.
-CREATE OR REPLACE FUNCTION shardid._template_ddl() RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._template_ddl() RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -24,7 +24,7 @@ DECLARE
     out     jsonb := '[]';
 BEGIN
     FOR t IN SELECT * FROM shardid.sharded_tables ORDER BY position LOOP
-        PERFORM shardid._check_template(t);
+        PERFORM shardid_internal._check_template(t);
         SELECT x.* INTO c FROM pg_class AS x JOIN pg_namespace AS n ON n.oid = x.relnamespace
          WHERE n.nspname = t.template_schema AND x.relname = t.template_name;
         IF c.reloftype <> 0 OR EXISTS (SELECT FROM pg_inherits AS i WHERE i.inhrelid = c.oid) THEN
@@ -82,7 +82,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid._template_ddl() FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._template_ddl() FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._template_ddl() IS
+COMMENT ON FUNCTION shardid_internal._template_ddl() IS
     'Node, source of a move: the statements that make this node''s templates again (table, constraints, indexes, foreign keys; owner, id column, position), for a target that has only the extension; changes nothing.';

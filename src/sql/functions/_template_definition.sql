@@ -2,7 +2,7 @@
 -- agree on (check_cluster() compares them): its id column and creation
 -- order, its columns (name, type, NOT NULL, default) in order, its
 -- constraints and its indexes (with the template's own name taken out).
-CREATE OR REPLACE FUNCTION shardid._template_definition(table_name name) RETURNS jsonb
+CREATE OR REPLACE FUNCTION shardid_internal._template_definition(table_name name) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -30,7 +30,7 @@ AS $$
      WHERE t.table_name = _template_definition.table_name
 $$;
 
-REVOKE ALL ON FUNCTION shardid._template_definition(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._template_definition(name) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid._template_definition(name) IS
+COMMENT ON FUNCTION shardid_internal._template_definition(name) IS
     'Node: a sharded table''s template definition as check_cluster() compares it between nodes (id column, position, columns, constraints, indexes).';

@@ -30,7 +30,7 @@ BEGIN
     -- string, which may hold a password; libpq's messages about a URI
     -- repeat it, so they are not passed on.
     BEGIN
-        PERFORM FROM shardid._connstr_options(connstr);
+        PERFORM FROM shardid_internal._connstr_options(connstr);
     EXCEPTION WHEN invalid_parameter_value THEN
         RAISE EXCEPTION 'invalid connect string for node %: %', name,
                 CASE WHEN connstr ~* '^\s*postgres(ql)?:' THEN 'a URI libpq cannot parse'
@@ -38,7 +38,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
     END;
-    secret := shardid._connstr_secret(connstr);
+    secret := shardid_internal._connstr_secret(connstr);
     IF secret IS NOT NULL AND secret <> 'a dbname libpq cannot parse' THEN
         RAISE EXCEPTION 'the connect string of node % must not hold a password', name
             USING ERRCODE = 'invalid_parameter_value',
@@ -51,7 +51,7 @@ BEGIN
                   DETAIL = 'Freezing a shard for a move appends options=''-c default_transaction_read_only=on'' to it, which needs key=value form.',
                   HINT = 'Give a libpq key=value connect string, e.g. ''host=10.0.0.5 port=5432 dbname=app''.';
     END IF;
-    IF EXISTS (SELECT FROM shardid._connstr_options(connstr) AS o
+    IF EXISTS (SELECT FROM shardid_internal._connstr_options(connstr) AS o
                 WHERE o.keyword = 'dbname'
                   AND (o.value ~ '^postgres(ql)?://'
                        OR pg_catalog.strpos(o.value, '=') > 0)) THEN
@@ -60,7 +60,7 @@ BEGIN
                   DETAIL = 'libpq reads a dbname with "=" or a URI as a connect string of its own.',
                   HINT = 'Give its settings as keywords of the connect string itself.';
     END IF;
-    IF EXISTS (SELECT FROM shardid._connstr_options(connstr) AS o WHERE o.keyword = 'options') THEN
+    IF EXISTS (SELECT FROM shardid_internal._connstr_options(connstr) AS o WHERE o.keyword = 'options') THEN
         RAISE EXCEPTION 'the connect string of node % must not set options', name
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'Freezing a shard for a move appends options=''-c default_transaction_read_only=on'', which would replace them.',
@@ -76,9 +76,9 @@ BEGIN
     END IF;
     INSERT INTO shardid.nodes (node, connstr) VALUES (name, connstr);
     IF NOT force THEN
-        PERFORM shardid._check_node(name);
+        PERFORM shardid_internal._check_node(name);
     END IF;
-    PERFORM shardid._refresh_proxy();
+    PERFORM shardid_internal._refresh_proxy();
 END
 $$;
 

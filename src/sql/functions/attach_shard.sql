@@ -3,7 +3,7 @@ CREATE OR REPLACE FUNCTION shardid.attach_shard(shard integer, schema_name name 
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    nsp    name := COALESCE(schema_name, shardid._shard_schema_name(shard));
+    nsp    name := COALESCE(schema_name, shardid_internal._shard_schema_name(shard));
     other  shardid.shard_registry;
     seq    regclass;
     l      shardid.layout_report := shardid.layout();
@@ -13,8 +13,8 @@ DECLARE
     ahead  timestamptz := pg_catalog.clock_timestamp() + '1 day'::interval;
     layout_text text;
 BEGIN
-    PERFORM shardid._check_shard(shard);
-    PERFORM shardid._check_registry_privileges('attach shards', false);
+    PERFORM shardid_internal._check_shard(shard);
+    PERFORM shardid_internal._check_registry_privileges('attach shards', false);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO other FROM shardid.shard_registry AS s
         WHERE s.shard = attach_shard.shard OR s.schema_name = nsp;
@@ -30,8 +30,8 @@ BEGIN
         RAISE EXCEPTION 'schema "%" has no generator sequence id_seq', nsp
             USING ERRCODE = 'undefined_table';
     END IF;
-    PERFORM shardid._check_generator(seq);
-    PERFORM shardid._check_templates();
+    PERFORM shardid_internal._check_generator(seq);
+    PERFORM shardid_internal._check_templates();
 
     -- A generator state or IDs made under another layout (a dump of a
     -- database with another epoch or other bit widths) would issue IDs here
@@ -73,7 +73,7 @@ BEGIN
 
     INSERT INTO shardid.shard_registry (shard, schema_name, sequence_schema, sequence_name)
         VALUES (shard, nsp, nsp, 'id_seq');
-    RETURN shardid._create_shard_tables(shard, true);
+    RETURN shardid_internal._create_shard_tables(shard, true);
 END
 $$;
 

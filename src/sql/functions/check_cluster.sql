@@ -1,6 +1,6 @@
 -- Router: what is wrong with the cluster, one row per problem, each with
 -- the command that fixes it; no row on a healthy cluster. Every node is
--- read once over dblink (search_path pinned, shardid._node_facts()) and
+-- read once over dblink (search_path pinned, shardid_internal._node_facts()) and
 -- compared with the router and the other nodes:
 --   node_unreachable, extension_missing, extension_version: the node could
 --     not be read (its other checks are skipped);
@@ -35,16 +35,16 @@ DECLARE
     msg    text;
     now_ms bigint := (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
 BEGIN
-    PERFORM shardid._dblink_schema();
+    PERFORM shardid_internal._dblink_schema();
     SELECT e.extversion INTO my_version FROM pg_extension AS e WHERE e.extname = 'shardid';
     SELECT jsonb_build_object('epoch', pg_catalog.to_char(l.epoch AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.MS') || '+00', 'shard_bits', l.shard_bits, 'seq_bits', l.seq_bits)
       INTO my_layout FROM shardid.layout() AS l;
 
     FOR nd IN SELECT n.node FROM shardid.nodes AS n ORDER BY n.node COLLATE "C" LOOP
         BEGIN
-            PERFORM shardid._node_connect(conn, nd.node);
-            PERFORM shardid._node(conn, 'SET search_path = pg_catalog, pg_temp', nd.node);
-            v := shardid._node(conn, 'SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) ''shardid''', nd.node);
+            PERFORM shardid_internal._node_connect(conn, nd.node);
+            PERFORM shardid_internal._node(conn, 'SET search_path = pg_catalog, pg_temp', nd.node);
+            v := shardid_internal._node(conn, 'SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) ''shardid''', nd.node);
             IF v IS NULL THEN
                 kind := 'extension_missing'; shard := NULL; node := nd.node;
                 detail := pg_catalog.format('node "%s" does not have the shardid extension', nd.node);
@@ -57,12 +57,12 @@ BEGIN
                 RETURN NEXT;
             ELSE
                 facts := facts || jsonb_build_object(nd.node,
-                                      shardid._node(conn, 'SELECT shardid._node_facts()::pg_catalog.text', nd.node)::jsonb);
+                                      shardid_internal._node(conn, 'SELECT shardid_internal._node_facts()::pg_catalog.text', nd.node)::jsonb);
             END IF;
-            PERFORM shardid._node_close(conn);
+            PERFORM shardid_internal._node_close(conn);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
-            PERFORM shardid._node_close(conn);
+            PERFORM shardid_internal._node_close(conn);
             kind := 'node_unreachable'; shard := NULL; node := nd.node;
             detail := msg;
             fix := pg_catalog.format('-- start node "%s", or correct its connect string (shardid.nodes); then check again', nd.node);
@@ -102,7 +102,7 @@ BEGIN
                 THEN pg_catalog.format('-- keep one copy: SELECT shardid.place_shards(%L, %s, %s); then retire the others on their nodes with shardid.retire_shard(%s, %L, ...)',
                                        s.node, s.shard, s.shard, s.shard, s.node)
                 ELSE pg_catalog.format('-- on node "%s": SELECT shardid.retire_shard(%s, %L, %L);', s.node, s.shard, p.node,
-                                       shardid._fit_name(s.schema_name, '_moved_' || now_ms)) END
+                                       shardid_internal._fit_name(s.schema_name, '_moved_' || now_ms)) END
       FROM settled AS s
       JOIN per_shard AS ps ON ps.shard = s.shard AND pg_catalog.cardinality(ps.nodes) > 1
       LEFT JOIN shardid.shard_placement AS p ON p.shard = s.shard
@@ -172,7 +172,7 @@ BEGIN
     -- Leftovers of moves that are no longer in progress.
     RETURN QUERY
     WITH moving AS (
-        SELECT shardid._move_name(m.shard, m.move_id)::text AS name, m.shard, m.source, m.schema_name FROM shardid.shard_moves AS m
+        SELECT shardid_internal._move_name(m.shard, m.move_id)::text AS name, m.shard, m.source, m.schema_name FROM shardid.shard_moves AS m
     ), things AS (
         SELECT f.key AS node, o.what, x.name
           FROM jsonb_each(facts) AS f,

@@ -11,12 +11,12 @@ BEGIN
         RAISE EXCEPTION 'configure() arguments must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    new_epoch_ms := shardid._check_layout(epoch, shard_bits, seq_bits);
+    new_epoch_ms := shardid_internal._check_layout(epoch, shard_bits, seq_bits);
     -- Refused once IDs have been issued, even with the layout in force
     -- (the rule, and the lock that serialises with the first next_id() of
     -- every backend, are in _refuse_issued_layout()).
-    PERFORM shardid._refuse_issued_layout();
-    PERFORM shardid._refuse_stored_decodes(new_epoch_ms, configure.shard_bits, configure.seq_bits);
+    PERFORM shardid_internal._refuse_issued_layout();
+    PERFORM shardid_internal._refuse_stored_decodes(new_epoch_ms, configure.shard_bits, configure.seq_bits);
     INSERT INTO shardid.layout_config AS c (singleton, epoch_ms, shard_bits, seq_bits)
         VALUES (true, new_epoch_ms, configure.shard_bits, configure.seq_bits)
         ON CONFLICT (singleton) DO UPDATE

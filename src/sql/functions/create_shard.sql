@@ -6,11 +6,11 @@ DECLARE
     nsp         name;
     other       shardid.shard_registry;
 BEGIN
-    PERFORM shardid._check_shard(shard);
-    PERFORM shardid._check_registry_privileges('create shards', true);
+    PERFORM shardid_internal._check_shard(shard);
+    PERFORM shardid_internal._check_registry_privileges('create shards', true);
     -- One registry writer at a time: two sessions cannot create one shard.
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
-    nsp := shardid._shard_schema_name(shard);
+    nsp := shardid_internal._shard_schema_name(shard);
     SELECT * INTO other FROM shardid.shard_registry AS s
         WHERE s.shard = create_shard.shard;
     IF FOUND THEN
@@ -25,7 +25,7 @@ BEGIN
                   DETAIL = pg_catalog.format('Shard %s would be created in it.', shard),
                   HINT = pg_catalog.format('If it holds shard %s (restored from a dump), register it with shardid.attach_shard(%s).', shard, shard);
     END IF;
-    PERFORM shardid._check_templates();
+    PERFORM shardid_internal._check_templates();
 
     EXECUTE pg_catalog.format('CREATE SCHEMA %I', nsp);
     EXECUTE pg_catalog.format('CREATE SEQUENCE %I.id_seq AS bigint', nsp);
@@ -33,7 +33,7 @@ BEGIN
                               pg_catalog.format('Generator of shard %s: state = ms since the layout epoch << seq_bits | counter. Do not setval() it lower.', shard));
     INSERT INTO shardid.shard_registry (shard, schema_name, sequence_schema, sequence_name)
         VALUES (shard, nsp, nsp, 'id_seq');
-    PERFORM shardid._create_shard_tables(shard);
+    PERFORM shardid_internal._create_shard_tables(shard);
     RETURN nsp;
 END
 $$;

@@ -8,8 +8,8 @@ BEGIN
     IF first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'create_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid._check_shard_range(first, last);
-    PERFORM shardid._check_registry_privileges('create shards', true);
+    PERFORM shardid_internal._check_shard_range(first, last);
+    PERFORM shardid_internal._check_registry_privileges('create shards', true);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     -- Check the whole range before creating any shard.
     SELECT min(s.shard) INTO taken FROM shardid.shard_registry AS s
@@ -21,14 +21,14 @@ BEGIN
     END IF;
     SELECT min(g) INTO taken FROM pg_catalog.generate_series(first, last) AS g
         WHERE EXISTS (SELECT FROM pg_catalog.pg_namespace AS n
-                       WHERE n.nspname = shardid._shard_schema_name(g));
+                       WHERE n.nspname = shardid_internal._shard_schema_name(g));
     IF taken IS NOT NULL THEN
-        RAISE EXCEPTION 'schema "%" already exists', shardid._shard_schema_name(taken)
+        RAISE EXCEPTION 'schema "%" already exists', shardid_internal._shard_schema_name(taken)
             USING ERRCODE = 'duplicate_schema',
                   DETAIL = pg_catalog.format('No shard of %s .. %s was created.', first, last);
     END IF;
     -- Every shard of the range, in one batch (53200 names create_shards_proc()).
-    RETURN shardid._create_shards_batch(first, last, NULL);
+    RETURN shardid_internal._create_shards_batch(first, last, NULL);
 END
 $$;
 

@@ -8,9 +8,9 @@ BEGIN
     IF template IS NULL OR id_column IS NULL THEN
         RAISE EXCEPTION 'create_table() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    t := shardid._register_table('create_table()', template, id_column, false);
+    t := shardid_internal._register_table('create_table()', template, id_column, false);
     -- Every shard, in one batch (53200 names create_table_proc()).
-    RETURN shardid._create_table_batch(t.table_name, NULL);
+    RETURN shardid_internal._create_table_batch(t.table_name, NULL);
 END
 $$;
 

@@ -44,7 +44,7 @@ BEGIN
         END IF;
         -- the parent's name cut at a character boundary, so that the suffix
         -- (and with it the name's uniqueness) survives in 63 bytes
-        part := shardid._fit_name(relname, to_char(t, fmt));
+        part := shardid_internal._fit_name(relname, to_char(t, fmt));
         existing := to_regclass(format('%I.%I', nsp, part));
         IF existing IS NULL THEN
             EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%s) TO (%s)',

@@ -12,12 +12,12 @@ CREATE OR REPLACE FUNCTION shardid.drain_node_start(
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM shardid._check_rebalance_options(strategy, NULL);
-    PERFORM shardid._dblink_schema();
+    PERFORM shardid_internal._check_rebalance_options(strategy, NULL);
+    PERFORM shardid_internal._dblink_schema();
     IF node IS NULL OR NOT EXISTS (SELECT FROM shardid.nodes AS x WHERE x.node = drain_node_start.node) THEN
         RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
     END IF;
-    RETURN shardid._rebalance_job_create('drain', node,
+    RETURN shardid_internal._rebalance_job_create('drain', node,
         jsonb_build_object('strategy', strategy, 'max_moves', NULL, 'excluded_shards', '{}'::integer[], 'drop_old', drop_old,
                            'lock_timeout', lock_timeout, 'cutover_timeout', cutover_timeout,
                            'catchup_timeout', catchup_timeout, 'node_timeout', node_timeout));

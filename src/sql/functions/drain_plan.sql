@@ -20,7 +20,7 @@ DECLARE
     i      integer;
     n      integer := 0;
 BEGIN
-    PERFORM shardid._check_rebalance_options(strategy, max_moves);
+    PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
     IF node IS NULL OR NOT EXISTS (SELECT FROM shardid.nodes AS x WHERE x.node = drain_plan.node) THEN
         RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
     END IF;

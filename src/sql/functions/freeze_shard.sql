@@ -22,7 +22,7 @@ BEGIN
                   HINT = pg_catalog.format('If no move is running, check node %s and run SELECT shardid.unfreeze_shard(%s);', p.node, shard);
     END IF;
     UPDATE shardid.shard_placement AS x SET frozen = true WHERE x.shard = freeze_shard.shard;
-    PERFORM shardid._refresh_partition(shard);
+    PERFORM shardid_internal._refresh_partition(shard);
     RETURN p.node;
 END
 $$;

@@ -28,7 +28,7 @@ BEGIN
     SELECT string_agg(format('%I.%I', n.nspname, c.relname), ', ' ORDER BY c.relname) INTO clash
       FROM pg_trigger AS g JOIN pg_class AS c ON c.oid = g.tgrelid JOIN pg_namespace AS n ON n.oid = c.relnamespace
      WHERE n.nspname = freeze_shard_tables.schema_name AND g.tgname = 'shardid_move_frozen'
-       AND g.tgfoid <> 'shardid._refuse_frozen_write()'::regprocedure;
+       AND g.tgfoid <> 'shardid_internal._refuse_frozen_write()'::regprocedure;
     IF clash IS NOT NULL THEN
         RAISE EXCEPTION 'cannot freeze shard %: tables have a trigger named shardid_move_frozen that is not shardid''s: %', shard, clash
             USING ERRCODE = 'duplicate_object',
@@ -36,15 +36,15 @@ BEGIN
     END IF;
     IF lease THEN
         -- a new key for every freeze; an earlier lease of this session goes
-        PERFORM shardid._release_lease(schema_name);
+        PERFORM shardid_internal._release_lease(schema_name);
         LOOP
             key := ('x' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 16))::bit(64)::bigint;
             EXIT WHEN pg_try_advisory_lock(key);
         END LOOP;
     END IF;
-    RETURN shardid._for_tables(schema_name, '{r,p}',
+    RETURN shardid_internal._for_tables(schema_name, '{r,p}',
         'CREATE OR REPLACE TRIGGER shardid_move_frozen BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
-         FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_frozen_write(%L, %L, %L, %L)',
+         FOR EACH STATEMENT EXECUTE FUNCTION shardid_internal._refuse_frozen_write(%L, %L, %L, %L)',
         ARRAY[shard::text, target, CASE WHEN lease THEN 'lease' ELSE 'permanent' END, COALESCE(key::text, '')]);
 END
 $$;

@@ -15,7 +15,7 @@ BEGIN
     IF node IS NULL OR first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'place_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid._check_shard_range(first, last);
+    PERFORM shardid_internal._check_shard_range(first, last);
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
     IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node = place_shards.node) THEN
         RAISE EXCEPTION 'node "%" does not exist', node
@@ -33,13 +33,13 @@ BEGIN
                   HINT = 'Move a placed shard with CALL shardid.move_shard(), which copies its data.';
     END IF;
     IF NOT force THEN
-        PERFORM shardid._check_node(node, first, last);
+        PERFORM shardid_internal._check_node(node, first, last);
     END IF;
     INSERT INTO shardid.shard_placement (shard, node)
     SELECT g, place_shards.node FROM pg_catalog.generate_series(first, last) AS g
     ON CONFLICT (shard) DO NOTHING;
     GET DIAGNOSTICS added = ROW_COUNT;
-    PERFORM shardid._refresh_proxy();
+    PERFORM shardid_internal._refresh_proxy();
     RETURN added;
 END
 $$;

@@ -21,7 +21,7 @@ DECLARE
     size_shard  integer[] := '{}';
     size_bytes  bigint[] := '{}';
 BEGIN
-    PERFORM shardid._check_rebalance_options(strategy, max_moves);
+    PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
     IF strategy = 'by_size' THEN
         SELECT COALESCE(pg_catalog.array_agg(z.shard), '{}'), COALESCE(pg_catalog.array_agg(z.bytes), '{}')
           INTO size_shard, size_bytes
@@ -41,7 +41,7 @@ BEGIN
       LEFT JOIN ROWS FROM (pg_catalog.unnest(size_shard), pg_catalog.unnest(size_bytes)) AS z(shard, bytes) ON z.shard = p.shard;
     RETURN QUERY
         SELECT r.step, r.shard, r.source, r.target, r.bytes
-          FROM shardid._rebalance_moves(strategy, max_moves, node_names, placed, counted_on, sizes, pinned) AS r;
+          FROM shardid_internal._rebalance_moves(strategy, max_moves, node_names, placed, counted_on, sizes, pinned) AS r;
 END
 $$;
 

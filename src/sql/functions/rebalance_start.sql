@@ -18,9 +18,9 @@ CREATE OR REPLACE FUNCTION shardid.rebalance_start(
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM shardid._check_rebalance_options(strategy, max_moves);
-    PERFORM shardid._dblink_schema();
-    RETURN shardid._rebalance_job_create('rebalance', NULL,
+    PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
+    PERFORM shardid_internal._dblink_schema();
+    RETURN shardid_internal._rebalance_job_create('rebalance', NULL,
         jsonb_build_object('strategy', strategy, 'max_moves', max_moves,
                            'excluded_shards', COALESCE(excluded_shards, '{}'), 'drop_old', drop_old,
                            'lock_timeout', lock_timeout, 'cutover_timeout', cutover_timeout,

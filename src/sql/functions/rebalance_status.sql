@@ -14,7 +14,7 @@ CREATE OR REPLACE FUNCTION shardid.rebalance_status(job bigint DEFAULT NULL)
     SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT j.job_id, j.kind, j.drain_node,
-           CASE WHEN j.state IN ('starting', 'running', 'stopping') AND NOT shardid._rebalance_job_alive(j)
+           CASE WHEN j.state IN ('starting', 'running', 'stopping') AND NOT shardid_internal._rebalance_job_alive(j)
                 THEN 'interrupted' ELSE j.state END,
            j.moves_done, j.moves_planned, j.current_shard, j.current_source, j.current_target,
            m.phase, m.bytes_copied, m.bytes_total, m.lag_bytes,

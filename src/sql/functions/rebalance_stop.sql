@@ -14,7 +14,7 @@ BEGIN
     SELECT * INTO j FROM shardid.rebalance_jobs AS x
      WHERE x.job_id = COALESCE(rebalance_stop.job, (SELECT pg_catalog.max(y.job_id) FROM shardid.rebalance_jobs AS y))
      FOR UPDATE;
-    IF NOT FOUND OR NOT shardid._rebalance_job_alive(j) THEN
+    IF NOT FOUND OR NOT shardid_internal._rebalance_job_alive(j) THEN
         RETURN false;
     END IF;
     UPDATE shardid.rebalance_jobs AS x SET state = 'stopping', updated_at = pg_catalog.clock_timestamp()

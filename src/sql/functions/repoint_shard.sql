@@ -36,7 +36,7 @@ BEGIN
      WHERE x.shard = repoint_shard.shard;
     UPDATE shardid.shard_moves AS x SET phase = 'repointed', updated_at = pg_catalog.now()
      WHERE x.shard = repoint_shard.shard;
-    PERFORM shardid._refresh_partition(shard);
+    PERFORM shardid_internal._refresh_partition(shard);
 END
 $$;
 

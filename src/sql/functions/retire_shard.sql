@@ -33,13 +33,13 @@ BEGIN
             tg := 'shardid_retired_' || i;
         END LOOP;
         EXECUTE pg_catalog.format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON %I.%I
-                                   FOR EACH STATEMENT EXECUTE FUNCTION shardid._refuse_retired_write(%L, %L)',
+                                   FOR EACH STATEMENT EXECUTE FUNCTION shardid_internal._refuse_retired_write(%L, %L)',
                                   tg, nsp, t.relname, shard, target);
     END LOOP;
     i := 1;
     WHILE EXISTS (SELECT FROM pg_namespace AS s WHERE s.nspname = dest) LOOP
         i := i + 1;
-        dest := shardid._fit_name(new_name, '_' || i);
+        dest := shardid_internal._fit_name(new_name, '_' || i);
     END LOOP;
     EXECUTE pg_catalog.format('ALTER SCHEMA %I RENAME TO %I', nsp, dest);
     RETURN dest;

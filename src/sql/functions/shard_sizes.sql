@@ -52,7 +52,7 @@ BEGIN
             EXECUTE pg_catalog.format('SELECT pg_catalog.array_agg(r.shard ORDER BY r.shard), pg_catalog.array_agg(r.bytes ORDER BY r.shard)
                                          FROM %I.dblink($1, $2) AS r(shard integer, bytes bigint)', dblink_schema)
                INTO got_shard, got_bytes
-              USING shardid._pinned_connstr(n.connstr), pg_catalog.format(node_query, n.placed::text);
+              USING shardid_internal._pinned_connstr(n.connstr), pg_catalog.format(node_query, n.placed::text);
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_msg = MESSAGE_TEXT, err_detail = PG_EXCEPTION_DETAIL;
             RAISE EXCEPTION 'cannot read the shard sizes of node "%": %', n.node, err_msg

@@ -57,7 +57,7 @@ DECLARE
     e_state    text;
 BEGIN
     -- Every column DEFAULT that calls next_id(), by generator (found in
-    -- the catalog, without the registry: shardid._next_id_defaults). A
+    -- the catalog, without the registry: shardid_internal._next_id_defaults). A
     -- NULL row ends the last generator.
     FOR c IN
         SELECT x.* FROM (
@@ -67,7 +67,7 @@ BEGIN
                    pg_catalog.format_type(a.atttypid, a.atttypmod) AS col_type,
                    t.relowner AS owner,
                    tn.nspname AS tbl_schema, sn.nspname AS seq_schema, s.relname AS seq_name
-              FROM shardid._next_id_defaults AS nd
+              FROM shardid_internal._next_id_defaults AS nd
               JOIN pg_catalog.pg_attribute AS a
                 ON a.attrelid = nd.rel AND a.attnum = nd.attnum
               JOIN pg_catalog.pg_class AS t ON t.oid = nd.rel
@@ -88,7 +88,7 @@ BEGIN
         -- one writers hold, so no order of theirs can deadlock with this).
         IF cur_seq IS DISTINCT FROM c.seq AND wanted IS NOT NULL AND NOT failed THEN
             BEGIN
-                IF shardid._raise_generator(cur_seq, wanted) THEN
+                IF shardid_internal._raise_generator(cur_seq, wanted) THEN
                     generator := cur_seq; action := 'raised'; table_name := wanted_tbl; column_name := wanted_col;
                     max_id := wanted_id; detail := NULL;
                     RETURN NEXT;

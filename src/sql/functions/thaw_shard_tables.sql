@@ -11,10 +11,10 @@ DECLARE
     t record;
     n integer := 0;
 BEGIN
-    PERFORM shardid._release_lease(schema_name);
+    PERFORM shardid_internal._release_lease(schema_name);
     FOR t IN SELECT c.relname, g.tgname
                FROM pg_trigger AS g JOIN pg_class AS c ON c.oid = g.tgrelid JOIN pg_namespace AS s ON s.oid = c.relnamespace
-              WHERE s.nspname = thaw_shard_tables.schema_name AND g.tgfoid = 'shardid._refuse_frozen_write()'::regprocedure
+              WHERE s.nspname = thaw_shard_tables.schema_name AND g.tgfoid = 'shardid_internal._refuse_frozen_write()'::regprocedure
               ORDER BY c.relname, g.tgname LOOP
         EXECUTE format('DROP TRIGGER %I ON %I.%I', t.tgname, schema_name, t.relname);
         n := n + 1;

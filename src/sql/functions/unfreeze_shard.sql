@@ -10,7 +10,7 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'shard % is not placed on any node', shard USING ERRCODE = 'undefined_object';
     END IF;
-    PERFORM shardid._refresh_partition(shard);
+    PERFORM shardid_internal._refresh_partition(shard);
 END
 $$;
 

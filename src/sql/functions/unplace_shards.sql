@@ -17,7 +17,7 @@ BEGIN
     IF first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'unplace_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid._check_shard_range(first, last);
+    PERFORM shardid_internal._check_shard_range(first, last);
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO m FROM shardid.shard_moves AS x
      WHERE x.shard >= first AND x.shard <= last
@@ -39,7 +39,7 @@ BEGIN
     END IF;
     DELETE FROM shardid.shard_placement AS x WHERE x.shard >= first AND x.shard <= last;
     GET DIAGNOSTICS removed = ROW_COUNT;
-    PERFORM shardid._refresh_proxy();
+    PERFORM shardid_internal._refresh_proxy();
     RETURN removed;
 END
 $$;

@@ -3,6 +3,7 @@
 
 \echo Use "CREATE EXTENSION shardid" to load this file. \quit
 \ir ../checks/extension_schema.sql
+\ir ../schemas/shardid_internal.sql
 \ir ../functions/_fit_name.sql
 \ir ../tables/layout_config.sql
 \ir ../tables/ids_issued.sql

@@ -15,7 +15,7 @@
 -- abort_move() or move_shard() to finish. The caller reads the outcome
 -- from the row (_move_outcome). Never raises: its caller holds the shard's
 -- lock.
-CREATE OR REPLACE PROCEDURE shardid._move_rollback(shard integer)
+CREATE OR REPLACE PROCEDURE shardid_internal._move_rollback(shard integer)
     LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -30,8 +30,8 @@ DECLARE
     tgt_done  boolean := false;
     outcome   text;
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid._move_rollback() cannot run inside a transaction block'
+    IF NOT shardid_internal._commit_allowed() THEN
+        RAISE EXCEPTION 'shardid_internal._move_rollback() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after each step, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'It is called by shardid.move_shard() and shardid.abort_move(): CALL those on their own.';
@@ -56,17 +56,17 @@ BEGIN
         RETURN;
     END IF;
     RAISE NOTICE 'rolling back the move of shard %: it stays on "%"', shard, m.source;
-    nm := shardid._move_name(m.shard, m.move_id);
+    nm := shardid_internal._move_name(m.shard, m.move_id);
 
     -- 1. the source writable again, before anything else
-    step := shardid._move_rollback_step('shardid_move_source', m.source,
+    step := shardid_internal._move_rollback_step('shardid_move_source', m.source,
                                         pg_catalog.format('SELECT shardid.thaw_shard_tables(%L)', m.schema_name),
                                         pg_catalog.format('the freeze of shard %s', shard));
     remaining := ARRAY[step OPERATOR(pg_catalog.->>) 'left'];
     -- 2. the subscription, without the source
     IF NOT step OPERATOR(pg_catalog.?) 'cancelled' THEN
-        step := shardid._move_rollback_step('shardid_move_target', m.target,
-                                            pg_catalog.format('SELECT shardid._move_unsubscribe(%L)', nm),
+        step := shardid_internal._move_rollback_step('shardid_move_target', m.target,
+                                            pg_catalog.format('SELECT shardid_internal._move_unsubscribe(%L)', nm),
                                             pg_catalog.format('subscription %s', nm));
         tgt_done := step OPERATOR(pg_catalog.?) 'value';
         res := (step OPERATOR(pg_catalog.->>) 'value')::jsonb;
@@ -74,8 +74,8 @@ BEGIN
     END IF;
     -- 3. the slots (table-sync ones too) and the publication
     IF NOT step OPERATOR(pg_catalog.?) 'cancelled' THEN
-        step := shardid._move_rollback_step('shardid_move_source', m.source,
-                                            pg_catalog.format('SELECT shardid._move_unpublish(%L, %L, %L, 10000)', nm,
+        step := shardid_internal._move_rollback_step('shardid_move_source', m.source,
+                                            pg_catalog.format('SELECT shardid_internal._move_unpublish(%L, %L, %L, 10000)', nm,
                                                               COALESCE(m.subscription, (res OPERATOR(pg_catalog.->>) 'subid')::oid),
                                                               COALESCE(m.target_sysid, res OPERATOR(pg_catalog.->>) 'sysid')),
                                             pg_catalog.format('publication and slots %s', nm));
@@ -88,8 +88,8 @@ BEGIN
     -- 4. the target's copy, once nothing replicates into it
     IF NOT step OPERATOR(pg_catalog.?) 'cancelled' THEN
         IF tgt_done THEN
-            step := shardid._move_rollback_step('shardid_move_target', m.target,
-                                                pg_catalog.format('SELECT shardid._move_drop_copy(%s, %L)', shard, m.schema_name),
+            step := shardid_internal._move_rollback_step('shardid_move_target', m.target,
+                                                pg_catalog.format('SELECT shardid_internal._move_drop_copy(%s, %L)', shard, m.schema_name),
                                                 pg_catalog.format('the copy %s', pg_catalog.quote_ident(m.schema_name)));
             remaining := remaining OPERATOR(pg_catalog.||) (step OPERATOR(pg_catalog.->>) 'left');
         ELSE
@@ -120,7 +120,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON PROCEDURE shardid._move_rollback(integer) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE shardid_internal._move_rollback(integer) FROM PUBLIC;
 
-COMMENT ON PROCEDURE shardid._move_rollback(integer) IS
+COMMENT ON PROCEDURE shardid_internal._move_rollback(integer) IS
     'Router: rolls back a move not yet repointed (phase read under the repoint''s lock), the source made writable first; deletes its row, or leaves it aborting with what is left.';

@@ -7,23 +7,23 @@
 -- worker records it.
 -- No SET search_path: PostgreSQL refuses COMMIT in a procedure that has
 -- one, so every name and operator here is schema-qualified.
-CREATE OR REPLACE PROCEDURE shardid._rebalance_job_run(job_id bigint)
+CREATE OR REPLACE PROCEDURE shardid_internal._rebalance_job_run(job_id bigint)
     LANGUAGE plpgsql
 AS $$
 DECLARE
     o    jsonb;
     step record;
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid._rebalance_job_run() cannot run inside a transaction block'
+    IF NOT shardid_internal._commit_allowed() THEN
+        RAISE EXCEPTION 'shardid_internal._rebalance_job_run() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after every move, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'Start a background rebalance with shardid.rebalance_start().';
     END IF;
-    o := shardid._rebalance_job_begin(job_id);
+    o := shardid_internal._rebalance_job_begin(job_id);
     COMMIT;
     LOOP
-        SELECT n.action, n.shard, n.target INTO step FROM shardid._rebalance_job_next(job_id) AS n;
+        SELECT n.action, n.shard, n.target INTO step FROM shardid_internal._rebalance_job_next(job_id) AS n;
         COMMIT;
         EXIT WHEN step.shard IS NULL;
         IF step.action OPERATOR(pg_catalog.=) 'abort' THEN
@@ -36,15 +36,15 @@ BEGIN
                                     catchup_timeout => (o OPERATOR(pg_catalog.->>) 'catchup_timeout')::pg_catalog.interval,
                                     node_timeout => (o OPERATOR(pg_catalog.->>) 'node_timeout')::pg_catalog.interval);
         END IF;
-        PERFORM shardid._rebalance_job_moved(job_id, step.action, step.shard, step.target);
+        PERFORM shardid_internal._rebalance_job_moved(job_id, step.action, step.shard, step.target);
         COMMIT;
     END LOOP;
-    PERFORM shardid._rebalance_job_end(job_id);
+    PERFORM shardid_internal._rebalance_job_end(job_id);
     COMMIT;
 END
 $$;
 
-REVOKE ALL ON PROCEDURE shardid._rebalance_job_run(bigint) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE shardid_internal._rebalance_job_run(bigint) FROM PUBLIC;
 
-COMMENT ON PROCEDURE shardid._rebalance_job_run(bigint) IS
+COMMENT ON PROCEDURE shardid_internal._rebalance_job_run(bigint) IS
     'Router: the loop of a background rebalance or drain, run by its worker: one move at a time, committing after each, its state in shardid.rebalance_jobs.';

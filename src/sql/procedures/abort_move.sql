@@ -12,25 +12,25 @@ DECLARE
     m       shardid.shard_moves;
     outcome text;
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
+    IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.abort_move() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after each step of the rollback, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'CALL it on its own (autocommit).';
     END IF;
-    PERFORM shardid._move_lock(shard, 'shardid.abort_move()');
+    PERFORM shardid_internal._move_lock(shard, 'shardid.abort_move()');
     SELECT x.* INTO m FROM shardid.shard_moves AS x WHERE x.shard OPERATOR(pg_catalog.=) abort_move.shard;
     IF NOT FOUND THEN
-        PERFORM shardid._move_unlock(shard);
+        PERFORM shardid_internal._move_unlock(shard);
         COMMIT;
         RAISE EXCEPTION 'no move of shard % is in progress', shard
             USING ERRCODE = 'undefined_object',
                   HINT = 'See shardid.move_progress.';
     END IF;
     COMMIT;
-    CALL shardid._move_rollback(shard);
-    outcome := shardid._move_outcome(shard);
-    PERFORM shardid._move_unlock(shard);
+    CALL shardid_internal._move_rollback(shard);
+    outcome := shardid_internal._move_outcome(shard);
+    PERFORM shardid_internal._move_unlock(shard);
     COMMIT;
     IF outcome OPERATOR(pg_catalog.=) 'repointed' THEN
         RAISE EXCEPTION 'shard % is already served by node "%": the move cannot be aborted', shard, m.target

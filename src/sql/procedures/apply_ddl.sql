@@ -25,28 +25,28 @@ DECLARE
     conn     text := 'shardid_apply_ddl';
     app      text := pg_catalog.current_setting('application_name');
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
+    IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.apply_ddl() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after every batch, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'CALL it on its own.';
     END IF;
-    PERFORM shardid._check_batch_size(batch_size);
+    PERFORM shardid_internal._check_batch_size(batch_size);
 
-    IF shardid._apply_ddl_on_nodes() THEN
-        change := shardid._apply_ddl_router_start(template, command);
+    IF shardid_internal._apply_ddl_on_nodes() THEN
+        change := shardid_internal._apply_ddl_router_start(template, command);
         COMMIT;
         RAISE NOTICE 'apply_ddl: change % of %: % on every node', change.change_id, change.template, change.kind;
         LOOP
-            node := shardid._apply_ddl_next_node(change.change_id);
+            node := shardid_internal._apply_ddl_next_node(change.change_id);
             EXIT WHEN node IS NULL;
             PERFORM pg_catalog.set_config('application_name',
                                           pg_catalog.format('shardid apply_ddl %s node %s', change.template, node), false);
-            node_id := shardid._apply_ddl_node(conn, change.change_id, node, batch_size);
+            node_id := shardid_internal._apply_ddl_node(conn, change.change_id, node, batch_size);
             IF node_id IS NOT NULL THEN
                 done := 0;
                 LOOP
-                    target := shardid._apply_ddl_node_step(conn, node, node_id);
+                    target := shardid_internal._apply_ddl_node_step(conn, node, node_id);
                     EXIT WHEN target IS NULL;
                     done := done OPERATOR(pg_catalog.+) 1;
                     IF done OPERATOR(pg_catalog.%) batch_size OPERATOR(pg_catalog.=) 0 THEN
@@ -56,18 +56,18 @@ BEGIN
                     END IF;
                 END LOOP;
             END IF;
-            PERFORM shardid._apply_ddl_node_done(conn, change.change_id, node);
+            PERFORM shardid_internal._apply_ddl_node_done(conn, change.change_id, node);
             COMMIT;
             RAISE NOTICE 'apply_ddl: node % done', node;
         END LOOP;
-        PERFORM shardid._apply_ddl_finish(change.change_id);
+        PERFORM shardid_internal._apply_ddl_finish(change.change_id);
         PERFORM pg_catalog.set_config('application_name', app, false);
         COMMIT;
         RAISE NOTICE 'apply_ddl: change % of % finished on every node', change.change_id, change.template;
         RETURN;
     END IF;
 
-    SELECT * INTO s FROM shardid._apply_ddl_start(template, command, true) AS x;
+    SELECT * INTO s FROM shardid_internal._apply_ddl_start(template, command, true) AS x;
     change := s.change;
     COMMIT;
     RAISE NOTICE 'apply_ddl: change % of %: % on % of % tables (template and shards)%',
@@ -75,33 +75,33 @@ BEGIN
         CASE WHEN change.concurrent THEN ', one at a time outside a transaction block'
              ELSE pg_catalog.format(', in batches of %s', batch_size) END;
     IF change.concurrent THEN
-        PERFORM shardid._apply_ddl_connect(conn, NULL, loopback);
+        PERFORM shardid_internal._apply_ddl_connect(conn, NULL, loopback);
         LOOP
-            SELECT * INTO c FROM shardid._apply_ddl_claim(change.change_id);
+            SELECT * INTO c FROM shardid_internal._apply_ddl_claim(change.change_id);
             EXIT WHEN c.target IS NULL;
             COMMIT;
             PERFORM pg_catalog.set_config('application_name',
                                           pg_catalog.format('shardid apply_ddl %s %s/%s', change.template, done, s.todo), false);
-            PERFORM shardid._apply_ddl_send(conn, NULL, c.owner, c.cleanup, c.statement);
+            PERFORM shardid_internal._apply_ddl_send(conn, NULL, c.owner, c.cleanup, c.statement);
             -- commit while it runs: this session must hold no old snapshot
-            WHILE shardid._apply_ddl_busy(conn) LOOP
+            WHILE shardid_internal._apply_ddl_busy(conn) LOOP
                 COMMIT;
             END LOOP;
-            PERFORM shardid._apply_ddl_result(conn, NULL, c.retry);
-            PERFORM shardid._apply_ddl_done(change.change_id, c.target);
+            PERFORM shardid_internal._apply_ddl_result(conn, NULL, c.retry);
+            PERFORM shardid_internal._apply_ddl_done(change.change_id, c.target);
             COMMIT;
             done := done OPERATOR(pg_catalog.+) 1;
             IF done OPERATOR(pg_catalog.%) batch_size OPERATOR(pg_catalog.=) 0 THEN
                 RAISE NOTICE 'apply_ddl: % of % tables done', done, s.todo;
             END IF;
         END LOOP;
-        PERFORM shardid._node_close(conn);
+        PERFORM shardid_internal._node_close(conn);
         PERFORM pg_catalog.set_config('application_name', app, false);
     ELSE
         LOOP
             PERFORM pg_catalog.set_config('application_name',
                                           pg_catalog.format('shardid apply_ddl %s %s/%s', change.template, done, s.todo), true);
-            made := shardid._apply_ddl_batch(change.change_id, batch_size);
+            made := shardid_internal._apply_ddl_batch(change.change_id, batch_size);
             EXIT WHEN made OPERATOR(pg_catalog.=) 0;
             COMMIT;
             done := done OPERATOR(pg_catalog.+) made;
@@ -109,7 +109,7 @@ BEGIN
             RAISE NOTICE 'apply_ddl: batch % committed: % of % tables done', batches, done, s.todo;
         END LOOP;
     END IF;
-    PERFORM shardid._apply_ddl_finish(change.change_id);
+    PERFORM shardid_internal._apply_ddl_finish(change.change_id);
     COMMIT;
     RAISE NOTICE 'apply_ddl: change % of % finished: % tables changed now, % of % had it already',
         change.change_id, change.template, done, s.total OPERATOR(pg_catalog.-) s.todo, s.total;

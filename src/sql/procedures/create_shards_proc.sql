@@ -12,19 +12,19 @@ DECLARE
     made     integer;
     batches  integer := 0;
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
+    IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.create_shards_proc() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after every batch, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'CALL it on its own, or use shardid.create_shards() for a range that fits one transaction.';
     END IF;
-    todo := shardid._create_shards_start(first, last, batch_size);
+    todo := shardid_internal._create_shards_start(first, last, batch_size);
     RAISE NOTICE 'create_shards_proc: % shards of % .. % to create, in batches of %', todo, first, last, batch_size;
     LOOP
         -- Progress for pg_stat_activity; SET LOCAL, so it ends with the batch.
         PERFORM pg_catalog.set_config('application_name',
                                       pg_catalog.format('shardid create_shards_proc %s/%s', done, todo), true);
-        made := shardid._create_shards_batch(first, last, batch_size);
+        made := shardid_internal._create_shards_batch(first, last, batch_size);
         EXIT WHEN made OPERATOR(pg_catalog.=) 0;
         COMMIT;
         done := done OPERATOR(pg_catalog.+) made;

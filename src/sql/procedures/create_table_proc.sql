@@ -14,20 +14,20 @@ DECLARE
     made     integer;
     batches  integer := 0;
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
+    IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.create_table_proc() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after every batch, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'CALL it on its own, or use shardid.create_table() when every shard''s table fits one transaction.';
     END IF;
     SELECT s.table_name, s.todo, s.shards INTO tname, todo, shards
-        FROM shardid._create_table_start(template, id_column, batch_size) AS s;
+        FROM shardid_internal._create_table_start(template, id_column, batch_size) AS s;
     RAISE NOTICE 'create_table_proc: % of % shards to get table %, in batches of %', todo, shards, tname, batch_size;
     LOOP
         -- Progress for pg_stat_activity; SET LOCAL, so it ends with the batch.
         PERFORM pg_catalog.set_config('application_name',
                                       pg_catalog.format('shardid create_table_proc %s %s/%s', tname, done, todo), true);
-        made := shardid._create_table_batch(tname, batch_size);
+        made := shardid_internal._create_table_batch(tname, batch_size);
         EXIT WHEN made OPERATOR(pg_catalog.=) 0;
         COMMIT;
         done := done OPERATOR(pg_catalog.+) made;

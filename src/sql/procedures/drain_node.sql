@@ -23,14 +23,14 @@ DECLARE
     next_move record;
     made      integer := 0;
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
+    IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.drain_node() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after every move, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'CALL it on its own (autocommit).';
     END IF;
-    PERFORM shardid._check_rebalance_options(strategy, NULL);
-    PERFORM shardid._drain_start(node);
+    PERFORM shardid_internal._check_rebalance_options(strategy, NULL);
+    PERFORM shardid_internal._drain_start(node);
     COMMIT;
     FOR left_over IN
         SELECT m.shard, m.target, m.phase FROM shardid.shard_moves AS m
@@ -42,7 +42,7 @@ BEGIN
         CALL shardid.move_shard(left_over.shard, left_over.target, drop_old => drop_old,
                                 lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
                                 catchup_timeout => catchup_timeout, node_timeout => node_timeout);
-        PERFORM shardid._check_move_done(left_over.shard, left_over.target);
+        PERFORM shardid_internal._check_move_done(left_over.shard, left_over.target);
         made := made OPERATOR(pg_catalog.+) 1;
         COMMIT;
     END LOOP;
@@ -55,11 +55,11 @@ BEGIN
         CALL shardid.move_shard(next_move.shard, next_move.target, drop_old => drop_old,
                                 lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
                                 catchup_timeout => catchup_timeout, node_timeout => node_timeout);
-        PERFORM shardid._check_move_done(next_move.shard, next_move.target);
+        PERFORM shardid_internal._check_move_done(next_move.shard, next_move.target);
         made := made OPERATOR(pg_catalog.+) 1;
         COMMIT;
     END LOOP;
-    PERFORM shardid._drain_finish(node, made);
+    PERFORM shardid_internal._drain_finish(node, made);
 END
 $$;
 

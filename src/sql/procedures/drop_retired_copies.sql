@@ -12,7 +12,7 @@ DECLARE
     dropped integer := 0;
     freed   bigint := 0;
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
+    IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.drop_retired_copies() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after every copy it drops, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
@@ -29,7 +29,7 @@ BEGIN
             OR c.retired_at OPERATOR(pg_catalog.<=) (pg_catalog.now() OPERATOR(pg_catalog.-) older_than)
          ORDER BY c.node COLLATE "C", c.schema_name
     LOOP
-        freed := freed OPERATOR(pg_catalog.+) shardid._drop_retired_copy_on(copies.node, copies.schema_name);
+        freed := freed OPERATOR(pg_catalog.+) shardid_internal._drop_retired_copy_on(copies.node, copies.schema_name);
         dropped := dropped OPERATOR(pg_catalog.+) 1;
         COMMIT;
     END LOOP;

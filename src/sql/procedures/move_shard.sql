@@ -47,20 +47,20 @@ DECLARE
     e_detail text;
     e_hint   text;
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
+    IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.move_shard() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits once per phase (so that an interruption resumes or rolls back from there), which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'CALL it on its own (autocommit).';
     END IF;
-    PERFORM shardid._move_lock(shard, 'shardid.move_shard()');
+    PERFORM shardid_internal._move_lock(shard, 'shardid.move_shard()');
     COMMIT;
     BEGIN
         IF offline IS NULL OR drop_old IS NULL OR lock_timeout IS NULL OR cutover_timeout IS NULL
            OR catchup_timeout IS NULL OR node_timeout IS NULL THEN
             RAISE EXCEPTION 'move_shard() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
         END IF;
-        m := shardid._move_prepare(shard, to_node, offline);
+        m := shardid_internal._move_prepare(shard, to_node, offline);
         phase := m.phase;
         last := m;
     EXCEPTION WHEN query_canceled OR OTHERS THEN
@@ -69,20 +69,20 @@ BEGIN
     END;
     IF e_state IS NOT NULL THEN
         IF e_state OPERATOR(pg_catalog.=) '57014' THEN
-            PERFORM shardid._absorb_cancel();
+            PERFORM shardid_internal._absorb_cancel();
         END IF;
-        PERFORM shardid._move_unlock(shard);
+        PERFORM shardid_internal._move_unlock(shard);
         COMMIT;
-        PERFORM shardid._raise(e_state, e_msg, e_detail, e_hint);
+        PERFORM shardid_internal._raise(e_state, e_msg, e_detail, e_hint);
     END IF;
     COMMIT;
 
     IF phase OPERATOR(pg_catalog.=) 'aborting' THEN
-        CALL shardid._move_rollback(shard);
-        outcome := shardid._move_outcome(shard);
-        PERFORM shardid._move_unlock(shard);
+        CALL shardid_internal._move_rollback(shard);
+        outcome := shardid_internal._move_outcome(shard);
+        PERFORM shardid_internal._move_unlock(shard);
         COMMIT;
-        PERFORM shardid._raise('55000',
+        PERFORM shardid_internal._raise('55000',
             pg_catalog.format('a rollback of the move of shard %s was interrupted; %s', shard,
                               CASE WHEN outcome OPERATOR(pg_catalog.=) 'rolled back' THEN 'it is finished now: the shard stays where it was'
                                    ELSE 'it is still not complete: ' OPERATOR(pg_catalog.||) outcome END),
@@ -93,18 +93,18 @@ BEGIN
         BEGIN
             CASE phase
                 WHEN 'schema' THEN
-                    PERFORM shardid._move_pause(shard, 'schema');
-                    PERFORM shardid._move_schema(shard);
+                    PERFORM shardid_internal._move_pause(shard, 'schema');
+                    PERFORM shardid_internal._move_schema(shard);
                 WHEN 'copy' THEN
-                    state := shardid._move_copy(shard, catchup_timeout, node_timeout, state);
+                    state := shardid_internal._move_copy(shard, catchup_timeout, node_timeout, state);
                 WHEN 'frozen' THEN
-                    steps := shardid._move_cutover(shard, lock_timeout, cutover_timeout);
+                    steps := shardid_internal._move_cutover(shard, lock_timeout, cutover_timeout);
                 WHEN 'caught_up' THEN
-                    PERFORM shardid._move_pause(shard, 'caught_up');
-                    PERFORM shardid._move_repoint(shard);
+                    PERFORM shardid_internal._move_pause(shard, 'caught_up');
+                    PERFORM shardid_internal._move_repoint(shard);
                 WHEN 'repointed' THEN
-                    PERFORM shardid._move_pause(shard, 'repointed');
-                    old := shardid._move_finish(shard, drop_old, lock_timeout);
+                    PERFORM shardid_internal._move_pause(shard, 'repointed');
+                    old := shardid_internal._move_finish(shard, drop_old, lock_timeout);
                 ELSE
                     RAISE EXCEPTION 'move of shard % in unexpected phase %', shard, phase USING ERRCODE = 'internal_error';
             END CASE;
@@ -130,9 +130,9 @@ BEGIN
 
     IF e_state IS NOT NULL THEN
         IF e_state OPERATOR(pg_catalog.=) '57014' THEN
-            PERFORM shardid._absorb_cancel();
+            PERFORM shardid_internal._absorb_cancel();
         END IF;
-        PERFORM shardid._move_disconnect();
+        PERFORM shardid_internal._move_disconnect();
         BEGIN
             UPDATE shardid.shard_moves AS x SET last_error = e_msg, updated_at = pg_catalog.clock_timestamp()
              WHERE x.shard OPERATOR(pg_catalog.=) move_shard.shard
@@ -145,8 +145,8 @@ BEGIN
             e_hint := pg_catalog.format('The shard is served by node "%s"; its old copy is not retired yet. CALL shardid.move_shard(%s, %L); again to finish.',
                                         last.target, shard, last.target);
         ELSIF phase IS NOT NULL THEN
-            CALL shardid._move_rollback(shard);
-            outcome := shardid._move_outcome(shard);
+            CALL shardid_internal._move_rollback(shard);
+            outcome := shardid_internal._move_outcome(shard);
             e_detail := pg_catalog.concat_ws(E'\n', NULLIF(e_detail, ''),
                 CASE outcome WHEN 'rolled back' THEN 'The move was rolled back: the shard stays where it was, writable.'
                              WHEN 'repointed' THEN NULL
@@ -157,18 +157,18 @@ BEGIN
                                             last.target, shard, last.target);
             END IF;
         END IF;
-        PERFORM shardid._move_unlock(shard);
+        PERFORM shardid_internal._move_unlock(shard);
         COMMIT;
-        PERFORM shardid._raise(e_state, e_msg, e_detail, e_hint);
+        PERFORM shardid_internal._raise(e_state, e_msg, e_detail, e_hint);
     END IF;
 
-    PERFORM shardid._move_unlock(shard);
+    PERFORM shardid_internal._move_unlock(shard);
     COMMIT;
     IF steps OPERATOR(pg_catalog.?) 'waiting' THEN
         RAISE NOTICE 'shard % is frozen on "%" for an offline move: copy its rows to "%", then CALL this again', shard, last.source, last.target
             USING DETAIL = pg_catalog.format('Row counts on "%s": %s; on "%s": %s.', last.source, steps OPERATOR(pg_catalog.->) 'source',
                                              last.target, steps OPERATOR(pg_catalog.->) 'target'),
-                  HINT = 'bin/shardid-move-shard --offline does it (the rows read on the source, written as the tables'' owners: shardid._move_offline_load() and _move_offline_store()).';
+                  HINT = 'bin/shardid-move-shard --offline does it (the rows read on the source, written as the tables'' owners: shardid_internal._move_offline_load() and _move_offline_store()).';
         RETURN;
     END IF;
     RAISE NOTICE 'moved shard % from "%" to "%" in % ms%; old copy %', shard, last.source, last.target,

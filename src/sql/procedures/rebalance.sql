@@ -48,15 +48,15 @@ DECLARE
     moved    integer[] := '{}';
     made     integer := 0;
 BEGIN
-    IF NOT shardid._commit_allowed() THEN
+    IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.rebalance() cannot run inside a transaction block'
             USING ERRCODE = 'active_sql_transaction',
                   DETAIL = 'It commits after every move, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'CALL it on its own (autocommit).';
     END IF;
-    PERFORM shardid._check_rebalance_options(strategy, max_moves);
+    PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
 
-    holder := shardid._session_lock('rebalance');
+    holder := shardid_internal._session_lock('rebalance');
     IF holder IS NOT NULL THEN
         RAISE EXCEPTION 'another rebalance is running'
             USING ERRCODE = 'lock_not_available',
@@ -73,7 +73,7 @@ BEGIN
             RAISE NOTICE 'rebalance: finishing the rollback of the move of shard % to node "%"', left_over.shard, left_over.target;
             CALL shardid.abort_move(left_over.shard);
         ELSIF left_over.mode OPERATOR(pg_catalog.=) 'offline' THEN
-            PERFORM shardid._session_unlock('rebalance');
+            PERFORM shardid_internal._session_unlock('rebalance');
             COMMIT;
             RAISE EXCEPTION 'the offline move of shard % to node "%" is in progress (phase %)',
                             left_over.shard, left_over.target, left_over.phase
@@ -87,7 +87,7 @@ BEGIN
             CALL shardid.move_shard(left_over.shard, left_over.target, drop_old => drop_old,
                                     lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
                                     catchup_timeout => catchup_timeout, node_timeout => node_timeout);
-            PERFORM shardid._check_move_done(left_over.shard, left_over.target);
+            PERFORM shardid_internal._check_move_done(left_over.shard, left_over.target);
             made := made OPERATOR(pg_catalog.+) 1;
             moved := moved OPERATOR(pg_catalog.||) left_over.shard;
         END IF;
@@ -97,7 +97,7 @@ BEGIN
     -- Then the plan, re-made before each move.
     LOOP
         IF max_moves IS NOT NULL AND made OPERATOR(pg_catalog.>=) max_moves THEN
-            PERFORM shardid._session_unlock('rebalance');
+            PERFORM shardid_internal._session_unlock('rebalance');
             COMMIT;
             RAISE NOTICE 'rebalance: stopped at max_moves (moves made: %): CALL rebalance() again for more', made;
             RETURN;
@@ -111,13 +111,13 @@ BEGIN
         CALL shardid.move_shard(next_move.shard, next_move.target, drop_old => drop_old,
                                 lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
                                 catchup_timeout => catchup_timeout, node_timeout => node_timeout);
-        PERFORM shardid._check_move_done(next_move.shard, next_move.target);
+        PERFORM shardid_internal._check_move_done(next_move.shard, next_move.target);
         made := made OPERATOR(pg_catalog.+) 1;
         moved := moved OPERATOR(pg_catalog.||) next_move.shard;
         COMMIT;
     END LOOP;
 
-    PERFORM shardid._session_unlock('rebalance');
+    PERFORM shardid_internal._session_unlock('rebalance');
     COMMIT;
     IF made OPERATOR(pg_catalog.=) 0 THEN
         RAISE NOTICE 'rebalance: balanced: nothing to move';

@@ -1,11 +1,11 @@
 -- The data nodes: a name and a libpq key=value connect string, which holds
--- no secret as libpq reads it (shardid._connstr_secret(), defined before).
+-- no secret as libpq reads it (shardid_internal._connstr_secret(), defined before).
 CREATE TABLE shardid.nodes (
     node     text PRIMARY KEY
              CHECK (node OPERATOR(pg_catalog.~) '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$'),
     connstr  text NOT NULL
              CONSTRAINT nodes_connstr_no_password
-             CHECK (shardid._connstr_secret(connstr) IS NULL),
+             CHECK (shardid_internal._connstr_secret(connstr) IS NULL),
     added_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 

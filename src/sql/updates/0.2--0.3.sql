@@ -10,6 +10,35 @@
 -- a non-superuser owns or may create in is not updated either.
 \ir ../checks/extension_schema.sql
 
+-- Internal helpers move out of the user's way (\df shardid.* lists what
+-- docs/reference.md documents for users): every function, procedure and
+-- view of 0.2 whose name begins with "_" goes to the schema
+-- shardid_internal. SET SCHEMA keeps each object's OID, so the triggers on
+-- users' tables that call them (a frozen or retired shard's) keep working;
+-- the rest of this script re-creates each from its source there.
+\ir ../schemas/shardid_internal.sql
+DO $$
+DECLARE
+    o record;
+BEGIN
+    FOR o IN SELECT CASE p.prokind WHEN 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END AS kind,
+                    pg_catalog.format('shardid.%I(%s)', p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid)) AS what
+               FROM pg_catalog.pg_proc AS p
+              WHERE p.pronamespace OPERATOR(pg_catalog.=) 'shardid'::pg_catalog.regnamespace
+                AND pg_catalog.starts_with(p.proname, '_')
+    LOOP
+        EXECUTE pg_catalog.format('ALTER %s %s SET SCHEMA shardid_internal', o.kind, o.what);
+    END LOOP;
+    FOR o IN SELECT pg_catalog.format('shardid.%I', c.relname) AS what
+               FROM pg_catalog.pg_class AS c
+              WHERE c.relnamespace OPERATOR(pg_catalog.=) 'shardid'::pg_catalog.regnamespace
+                AND c.relkind OPERATOR(pg_catalog.=) 'v' AND pg_catalog.starts_with(c.relname, '_')
+    LOOP
+        EXECUTE pg_catalog.format('ALTER VIEW %s SET SCHEMA shardid_internal', o.what);
+    END LOOP;
+END
+$$;
+
 -- New in 0.3: the template of a sharded table cannot be dropped while it
 -- is registered (shardid.drop_table() first). The event trigger is not a
 -- function the build appends, so this part creates it, after its function.
@@ -22,7 +51,7 @@
 
 -- Offline moves copy the rows as the tables' owners: the check of code
 -- that a superuser's copy would have run is gone.
-DROP FUNCTION shardid._move_untrusted_code(name);
+DROP FUNCTION shardid_internal._move_untrusted_code(name);
 
 -- add_node() and place_shards() gained force (they check the node unless
 -- it is given); the new signatures replace the old ones.

@@ -12,7 +12,7 @@
 -- search_path or SECURITY DEFINER would not be inlined). It shows only what
 -- pg_catalog shows everyone (pg_attrdef, pg_depend, pg_get_expr()), so
 -- PUBLIC may read it: sync_generators() runs as its caller.
-CREATE OR REPLACE VIEW shardid._next_id_defaults AS
+CREATE OR REPLACE VIEW shardid_internal._next_id_defaults AS
 SELECT d.adrelid AS rel,
        d.adnum AS attnum,
        sdep.refobjid AS seq,
@@ -29,7 +29,7 @@ SELECT d.adrelid AS rel,
    AND sdep.objid OPERATOR(pg_catalog.=) d.oid
    AND sdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass;
 
-GRANT SELECT ON shardid._next_id_defaults TO PUBLIC;
+GRANT SELECT ON shardid_internal._next_id_defaults TO PUBLIC;
 
-COMMENT ON VIEW shardid._next_id_defaults IS
+COMMENT ON VIEW shardid_internal._next_id_defaults IS
     'Internal (for _generator_states(), sync_generators() and _refuse_issued_layout()): every column DEFAULT that calls shardid.next_id(), its table, column, the pg_class objects it depends on (seq: keep relkind S) and its literal shard. Readable by PUBLIC: it shows only what pg_catalog shows everyone.';

@@ -25,12 +25,12 @@ SELECT g.schema,
        l.ids_per_ms,
        l.last_time AS layout_end,
        l.last_time OPERATOR(pg_catalog.-) pg_catalog.now() AS time_left
-  FROM shardid._generator_states() AS g
+  FROM shardid_internal._generator_states() AS g
  CROSS JOIN shardid.layout() AS l
- CROSS JOIN LATERAL shardid._state_decode(g.state) AS st
+ CROSS JOIN LATERAL shardid_internal._state_decode(g.state) AS st
  WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_trigger AS t
                     WHERE t.tgrelid::pg_catalog.regclass OPERATOR(pg_catalog.=) ANY (g.tables)
-                      AND t.tgfoid OPERATOR(pg_catalog.=) 'shardid._refuse_retired_write()'::pg_catalog.regprocedure);
+                      AND t.tgfoid OPERATOR(pg_catalog.=) 'shardid_internal._refuse_retired_write()'::pg_catalog.regprocedure);
 
 REVOKE ALL ON shardid.generators FROM PUBLIC;
 GRANT SELECT ON shardid.generators TO pg_monitor;

@@ -4,7 +4,7 @@
 -- drop_retired_copies(). Reads every node over dblink: administrators only.
 CREATE OR REPLACE VIEW shardid.retired_copies AS
 SELECT c.node, c.shard, c.schema_name, c.moved_to, c.retired_at, c.bytes
-  FROM shardid._retired_copies() AS c;
+  FROM shardid_internal._retired_copies() AS c;
 
 REVOKE ALL ON shardid.retired_copies FROM PUBLIC;
 
