@@ -2,8 +2,10 @@
 # PL/Proxy and two nodes: rebalance_stop(cancel_move => true) while the
 # job's move waits in its cut-over (the move is rolled back: no move in
 # progress, the shard writable where it was, nothing left on the target,
-# the job stopped), then drain_node_start() (a background drain: reported
-# by rebalance_status(), waited for by rebalance_wait(), the node empty).
+# the job stopped) and once more after its repoint (the move is kept, for
+# the next job to finish), then drain_node_start() (a background drain:
+# reported by rebalance_status(), waited for by rebalance_wait(), the kept
+# move finished first, the node empty).
 #
 # Node a holds shards 0-3 with rows, b only the extension and the template.
 use strict;
@@ -52,6 +54,39 @@ SELECT COALESCE(string_agg(s.shard || ':' || (xpath('/row/c/text()', query_to_xm
   FROM shardid.shards AS s});
 }
 
+# Starts a by_count rebalance whose move the test hook (_move_pause) holds
+# in PHASE: the job's worker reads the database's settings when it
+# connects, and waits in that phase while the returned session holds the
+# hook's advisory lock of the shard. Returns the job, that session and the
+# shard, source and target of the move.
+my $pause_key = "hashtext('shardid_test.move_pause')";
+
+sub start_held
+{
+	my ($router, $phase) = @_;
+	$router->safe_psql('app', "ALTER DATABASE app SET shardid_test.move_pause = '$phase'");
+	my $holder = $router->background_psql('app');
+	$holder->query_safe("SELECT pg_advisory_lock($pause_key, s) FROM generate_series(0, 3) AS s");
+	my $job = $router->safe_psql('app', "SELECT shardid.rebalance_start('by_count')");
+	$router->poll_query_until('app', qq{
+SELECT s.current_phase = '$phase'
+       AND EXISTS (SELECT FROM pg_locks AS l
+                    WHERE l.pid = s.worker_pid AND l.locktype = 'advisory' AND l.classid = (${pause_key})::oid AND NOT l.granted)
+  FROM shardid.rebalance_status() AS s})
+	  or die "the job's move did not reach $phase";
+	my ($shard, $source, $target) = split /\|/,
+	  $router->safe_psql('app', 'SELECT current_shard, current_source, current_target FROM shardid.rebalance_status()');
+	return ($job, $holder, $shard, $source, $target);
+}
+
+sub release_held
+{
+	my ($router, $holder) = @_;
+	$router->safe_psql('app', 'ALTER DATABASE app RESET shardid_test.move_pause');
+	$holder->quit;
+	return;
+}
+
 my %node = map { $_ => data_node($_) } qw(a b);
 $node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 3)");
 $node{$_}->safe_psql('app', "SELECT shardid.create_table('public.posts')") for qw(a b);
@@ -64,8 +99,8 @@ BEGIN
     END LOOP;
 END $$;
 });
-my $loaded = '0:1000 1:2000 2:3000 3:4000';
-is(shard_rows($node{a}), $loaded, 'node a holds shards 0-3 with their rows');
+my %rows = map { $_ => 1000 * ($_ + 1) } 0 .. 3;
+is(shard_rows($node{a}), join(' ', map { "$_:$rows{$_}" } 0 .. 3), 'node a holds shards 0-3 with their rows');
 
 my $router = PostgreSQL::Test::Cluster->new('router');
 $router->init;
@@ -81,25 +116,10 @@ for my $n (qw(a b))
 $router->safe_psql('app', "SELECT shardid.place_shards('a', 0, 3)");
 is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): a healthy cluster has no problem');
 
-# --- rebalance_stop(cancel_move => true) ---------------------------------------
-# The job's worker reads the database's settings when it connects: the move
-# test hook (_move_pause) holds its move in phase caught_up (the shard frozen
-# on a, the copy on b caught up, the router not yet pointing at b) while this
-# session holds the hook's advisory lock.
-my $pause_key = "hashtext('shardid_test.move_pause')";
-$router->safe_psql('app', "ALTER DATABASE app SET shardid_test.move_pause = 'caught_up'");
-my $holder = $router->background_psql('app');
-$holder->query_safe("SELECT pg_advisory_lock($pause_key, s) FROM generate_series(0, 3) AS s");
-
-my $job = $router->safe_psql('app', "SELECT shardid.rebalance_start('by_count')");
-$router->poll_query_until('app', qq{
-SELECT s.current_phase = 'caught_up'
-       AND EXISTS (SELECT FROM pg_locks AS l
-                    WHERE l.pid = s.worker_pid AND l.locktype = 'advisory' AND l.classid = (${pause_key})::oid AND NOT l.granted)
-  FROM shardid.rebalance_status() AS s})
-  or die 'the job\'s move did not reach caught_up';
-my ($s, $source, $target) = split /\|/,
-  $router->safe_psql('app', 'SELECT current_shard, current_source, current_target FROM shardid.rebalance_status()');
+# --- rebalance_stop(cancel_move => true) in the cut-over --------------------------
+# Held in caught_up: the shard frozen on a, the copy on b caught up, the
+# router not yet pointing at b.
+my ($job, $holder, $s, $source, $target) = start_held($router, 'caught_up');
 is("$source $target", 'a b', "the job moves shard $s from a to b, held in caught_up");
 my $schema = $node{a}->safe_psql('app', "SELECT shardid.shard_schema($s)");
 my ($ret, $out, $err) = $node{a}->psql('app', "\\set VERBOSITY verbose\nINSERT INTO $schema.posts (user_id, body) VALUES (0, 'frozen')");
@@ -126,9 +146,24 @@ $node{a}->safe_psql('app', "DELETE FROM $schema.posts WHERE body = 'after the ca
 is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0',
 	'check_cluster(): no leftover of the move (publication, slot, subscription, role, freeze trigger)');
 is($router->safe_psql('app', 'SELECT shardid.rebalance_stop()'), 'f', 'rebalance_stop() with no job running: false');
+release_held($router, $holder);
 
-$router->safe_psql('app', 'ALTER DATABASE app RESET shardid_test.move_pause');
-$holder->quit;
+# --- rebalance_stop(cancel_move => true) after the repoint ----------------------
+# Held in repointed: the router points at b, a's copy not yet retired. The
+# cancel ends the job, stopped, and keeps the move for the next job.
+($job, $holder, my $r) = start_held($router, 'repointed');
+is($router->safe_psql('app', "SELECT shardid.rebalance_stop(cancel_move => true)"), 't',
+	"rebalance_stop(cancel_move => true) while the move of shard $r is repointed");
+is($router->safe_psql('app', "SELECT state || ' ' || moves_done || ' ' || last_error FROM shardid.rebalance_wait($job, timeout => '2 min')"),
+	'stopped 0 canceling statement due to user request', 'the job stopped, the cancel its last error, no move counted');
+is($router->safe_psql('app', "SELECT shard || ' ' || phase FROM shardid.shard_moves"), "$r repointed",
+	'the repointed move is kept in progress, not rolled back');
+is($router->safe_psql('app', "SELECT node FROM shardid.placement WHERE shard = $r"), 'b', 'the router points at b');
+is($node{b}->safe_psql('app', "INSERT INTO " . $node{b}->safe_psql('app', "SELECT quote_ident(shardid.shard_schema($r))")
+	  . ".posts (user_id, body) VALUES (0, 'on b') RETURNING shardid.id_shard(id)"),
+	$r, 'and b takes its writes');
+$rows{$r}++;
+release_held($router, $holder);
 
 # --- drain_node_start() --------------------------------------------------------
 ($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nSELECT shardid.drain_node_start('nowhere')");
@@ -138,7 +173,7 @@ $router->poll_query_until('app', q{
 SELECT kind = 'drain' AND drain_node = 'a' AND state = 'running' AND moves_planned = 4
        AND current_source = 'a' AND current_target = 'b' AND current_shard IS NOT NULL
   FROM shardid.rebalance_status()})
-  or die 'the drain did not report its first move';
+  or die 'the drain did not report its first planned move';
 pass("rebalance_status() reports the drain of a (job $job): running, 4 moves planned, from a to b");
 ($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nSELECT shardid.rebalance_start()");
 like($err, qr/55P03: background rebalance job $job is running/, 'rebalance_start() is refused while the drain runs (55P03)');
@@ -149,11 +184,13 @@ is($router->safe_psql('app', "SELECT count(*) FROM shardid.placement WHERE node 
 	  . ' ' . $router->safe_psql('app', "SELECT count(*) FROM shardid.placement WHERE node = 'b'"),
 	'0 4', 'the router places no shard on a, all four on b');
 is($node{a}->safe_psql('app', 'SELECT count(*) FROM shardid.shard_registry'), '0', 'a registers no shard');
-is(shard_rows($node{b}), $loaded, 'b holds shards 0-3 with every row');
+is($router->safe_psql('app', "SELECT moved[1] FROM shardid.rebalance_jobs WHERE job_id = $job"), $r,
+	'the drain finished the kept move first');
+is(shard_rows($node{b}), join(' ', map { "$_:$rows{$_}" } 0 .. 3), 'b holds shards 0-3 with every row, and the one written on b');
 is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): healthy after the drain');
 $router->safe_psql('app', "SELECT shardid.remove_node('a')");
 is($router->safe_psql('app', "SELECT string_agg(node, ' ') FROM shardid.nodes"), 'b', 'remove_node() succeeds after the drain');
 is($router->safe_psql('app', "SELECT string_agg(kind || ' ' || state, ', ' ORDER BY job_id) FROM shardid.rebalance_jobs"),
-	'rebalance stopped, drain finished', 'every job keeps its outcome');
+	'rebalance stopped, rebalance stopped, drain finished', 'every job keeps its outcome');
 
 done_testing();
