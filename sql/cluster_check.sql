@@ -165,6 +165,11 @@ SELECT substring(fix FROM '^-- on node "old": (.*)$') AS version_fix
   FROM shardid.check_cluster() WHERE kind = 'extension_version' \gset
 SELECT dblink_exec(:'base' || 'regress_cc_old', :'version_fix');
 SELECT kind, shard, node FROM shardid.check_cluster() WHERE node = 'old';
+-- A node ahead of the router (as if updated first to a 0.10, faked in its
+-- catalog: numbered, not spelled, 0.10 is newer than 0.3): there is no
+-- downgrade, the fix is the router's update.
+SELECT dblink_exec(:'base' || 'regress_cc_old', 'UPDATE pg_extension SET extversion = ''0.10'' WHERE extname = ''shardid''');
+SELECT kind, shard, node, detail, fix FROM shardid.check_cluster() WHERE node = 'old';
 SELECT shardid.remove_node('gone'), shardid.remove_node('nox'), shardid.remove_node('odd'), shardid.remove_node('old');
 SELECT * FROM shardid.check_cluster();
 
