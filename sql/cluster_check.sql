@@ -159,8 +159,8 @@ SELECT shardid.add_node('old', :'base' || 'regress_cc_old');
 SELECT extversion = '0.2' AS old_is_0_2 FROM dblink(:'base' || 'regress_cc_old', 'SELECT extversion FROM pg_extension WHERE extname = ''shardid''') AS t(extversion text);
 SELECT kind, shard, node, regexp_replace(detail, 'connection to server.*', 'connection to server ...') AS detail, fix
   FROM shardid.check_cluster();
--- the version's fix, run on that node as it says: the node is read now, and
--- only the templates it lacks are left
+-- the version's fix, run on that node as it says: the node is read now, and,
+-- holding only the extension (no template, no shard), is not wrong
 SELECT substring(fix FROM '^-- on node "old": (.*)$') AS version_fix
   FROM shardid.check_cluster() WHERE kind = 'extension_version' \gset
 SELECT dblink_exec(:'base' || 'regress_cc_old', :'version_fix');
