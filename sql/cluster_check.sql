@@ -1,7 +1,7 @@
 -- Router SQL: check_cluster() and what add_node() and place_shards()
 -- refuse of a node, with databases of this server as the nodes: a and b
 -- hold shards, c only the extension and the template, nox no shardid,
--- odd another layout.
+-- odd another layout, old shardid 0.2.
 \set SHOW_CONTEXT never
 CREATE EXTENSION dblink;
 SELECT current_database() AS regress_db,
@@ -13,6 +13,7 @@ CREATE DATABASE regress_cc_b;
 CREATE DATABASE regress_cc_c;
 CREATE DATABASE regress_cc_nox;
 CREATE DATABASE regress_cc_odd;
+CREATE DATABASE regress_cc_old;
 \c regress_cc_a
 SET client_min_messages = warning;
 CREATE EXTENSION shardid;
@@ -34,6 +35,9 @@ SELECT shardid.create_table('public.posts');
 SET client_min_messages = warning;
 CREATE EXTENSION shardid;
 SELECT epoch, shard_bits, seq_bits FROM shardid.configure('2020-01-01 00:00:00+00', 12, 11);
+\c regress_cc_old
+SET client_min_messages = warning;
+CREATE EXTENSION shardid VERSION '0.2';
 \c :regress_db
 
 -- add_node() refuses a node it cannot reach, one without shardid, one with
@@ -122,13 +126,51 @@ DROP ROLE shardid_move_1_1700000000000;
 SELECT * FROM dblink(:'base' || 'regress_cc_a', 'SELECT shardid.thaw_shard_tables(''shard_0003'')') AS t(n integer);
 SELECT * FROM shardid.check_cluster();
 
+-- An apply_ddl() from the router left unfinished: node a's copy of shard 2
+-- refuses it (after a's template and shards 0 and 1 committed), so the
+-- router's ledger and a's are both unfinished (b and c are not reached).
+-- Each is reported with the re-CALL that finishes it; a's template, now
+-- ahead of b's and c's, differs meanwhile.
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'ALTER TABLE shard_0002.posts ADD COLUMN tags text') AS t(s text);
+SET client_min_messages = warning;
+\set VERBOSITY terse
+CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN tags text[]', 1);
+\set VERBOSITY default
+RESET client_min_messages;
+SELECT kind, shard, node, regexp_replace(detail, 'started .*, is', 'started <t>, is') AS detail, fix
+  FROM shardid.check_cluster();
+-- Fixed as it says: the column that was in the way dropped, the router's
+-- fix run as check_cluster() gives it; that finishes a's change too.
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'ALTER TABLE shard_0002.posts DROP COLUMN tags') AS t(s text);
+SELECT fix AS ddl_fix FROM shardid.check_cluster() WHERE kind = 'ddl_unfinished' AND node IS NULL \gset
+SET client_min_messages = warning;
+:ddl_fix
+RESET client_min_messages;
+SELECT * FROM shardid.check_cluster();
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'SELECT count(*) FROM shardid.ddl_changes WHERE finished_at IS NULL') AS t(unfinished bigint);
+
 -- Nodes that cannot be read, and a layout that differs: forced in, reported.
+-- A node with an older shardid (0.2) is read no further either; add_node()
+-- does not compare versions.
 SELECT shardid.add_node('gone', 'host=/nonexistent/gone dbname=app', force => true);
 SELECT shardid.add_node('nox', :'base' || 'regress_cc_nox', force => true);
 SELECT shardid.add_node('odd', :'base' || 'regress_cc_odd', force => true);
+SELECT shardid.add_node('old', :'base' || 'regress_cc_old');
+SELECT extversion = '0.2' AS old_is_0_2 FROM dblink(:'base' || 'regress_cc_old', 'SELECT extversion FROM pg_extension WHERE extname = ''shardid''') AS t(extversion text);
 SELECT kind, shard, node, regexp_replace(detail, 'connection to server.*', 'connection to server ...') AS detail, fix
   FROM shardid.check_cluster();
-SELECT shardid.remove_node('gone'), shardid.remove_node('nox'), shardid.remove_node('odd');
+-- the version's fix, run on that node as it says: the node is read now, and,
+-- holding only the extension (no template, no shard), is not wrong
+SELECT substring(fix FROM '^-- on node "old": (.*)$') AS version_fix
+  FROM shardid.check_cluster() WHERE kind = 'extension_version' \gset
+SELECT dblink_exec(:'base' || 'regress_cc_old', :'version_fix');
+SELECT kind, shard, node FROM shardid.check_cluster() WHERE node = 'old';
+-- A node ahead of the router (as if updated first to a 0.10, faked in its
+-- catalog: numbered, not spelled, 0.10 is newer than 0.3): there is no
+-- downgrade, the fix is the router's update.
+SELECT dblink_exec(:'base' || 'regress_cc_old', 'UPDATE pg_extension SET extversion = ''0.10'' WHERE extname = ''shardid''');
+SELECT kind, shard, node, detail, fix FROM shardid.check_cluster() WHERE node = 'old';
+SELECT shardid.remove_node('gone'), shardid.remove_node('nox'), shardid.remove_node('odd'), shardid.remove_node('old');
 SELECT * FROM shardid.check_cluster();
 
 -- drain_plan(): a's shards, each to the then emptiest other node (b holds
@@ -163,3 +205,4 @@ DROP DATABASE regress_cc_b;
 DROP DATABASE regress_cc_c;
 DROP DATABASE regress_cc_nox;
 DROP DATABASE regress_cc_odd;
+DROP DATABASE regress_cc_old;

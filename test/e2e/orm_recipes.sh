@@ -6,7 +6,10 @@
 #   Django (Debian's python3-django: BigAutoField + RunSQL DEFAULT on a
 #   generator sequence of its own; AlterField and loaddata traps; IDs as
 #   strings; a sharded table changed by apply_ddl() in a migration), SQLAlchemy (python3-sqlalchemy: server_default, RETURNING,
-#   return_defaults, schema_translate_map), and node-postgres, knex, kysely,
+#   return_defaults, schema_translate_map), Alembic (python3-alembic:
+#   apply_ddl() in op.get_context().autocommit_block(), a column and an
+#   index CONCURRENTLY on a sharded table, up and down; the trap: in
+#   Alembic's transaction, 25001), and node-postgres, knex, kysely,
 #   sequelize, typeorm and drizzle at the versions of
 #   clients/js/recipes/package-lock.json (npm ci from the npm registry, on
 #   Debian's nodejs and npm).
@@ -20,19 +23,20 @@ export PATH
 
 JS=0
 apps_js_available && JS=1
-apps_need python3 python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django
+apps_need python3 python3-psycopg python3-psycopg2 python3-sqlalchemy python3-django python3-alembic
 [ $JS = 0 ] || apps_need nodejs npm
 
 pg_start recipes
 work=$(mktemp -d /tmp/shardid-recipes.XXXXXX)
 trap 'pg_stop_all; rm -rf "$work"' EXIT
-for db in django sqlalchemy js; do
+for db in django sqlalchemy alembic js; do
 	createdb "$db"
 	q -d "$db" -c "CREATE EXTENSION shardid"
 done
-# the Django recipe's apply_ddl() migration builds an index CONCURRENTLY
-# over a loopback connection
+# the Django and Alembic recipes' apply_ddl() migrations build an index
+# CONCURRENTLY over a loopback connection
 q -d django -c "CREATE EXTENSION dblink"
+q -d alembic -c "CREATE EXTENSION dblink"
 export PYTHONPATH=$top/clients/python
 
 echo "--- django $("$PYTHON" -c 'import django; print(django.get_version())')"
@@ -47,6 +51,13 @@ echo "--- sqlalchemy"
 	{ cat "$work/sqlalchemy.log"; fail "sqlalchemy recipe"; }
 head -n 1 "$work/sqlalchemy.log"
 ok "sqlalchemy recipe: $(grep -E '^Ran' "$work/sqlalchemy.log")"
+
+echo "--- alembic $("$PYTHON" -c 'import alembic; print(alembic.__version__)')"
+cp -r clients/python/recipes/alembic_recipe "$work/alembic_recipe"
+(cd "$work/alembic_recipe" && PGDATABASE=alembic "$PYTHON" test_alembic_recipe.py) >"$work/alembic.log" 2>&1 ||
+	{ cat "$work/alembic.log"; fail "alembic recipe"; }
+grep -oE "(alembic [0-9]|trap:|recipe:).*" "$work/alembic.log"
+ok "alembic recipe: $(grep -E '^Ran' "$work/alembic.log")"
 
 [ $JS = 1 ] || apps_js_skipped "the JavaScript recipes"
 echo "--- node $("$NODE" --version), npm $(npm --version)"

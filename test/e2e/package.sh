@@ -7,7 +7,7 @@
 # of the package); the package holds the module, every script, the tools
 # and the docs; then against the installed package: CREATE EXTENSION, the
 # autopkgtest (debian/tests/installcheck: pg_buildext installcheck, the
-# pg_regress and isolation suites) and the update test (test/e2e/update.sh:
+# pg_regress and isolation suites) and the update test (test/tap/update.pl:
 # every released version updated in use equals a fresh install). dpkg -r
 # removes it afterwards and the checkout's build is installed again, so the
 # root stays as the other suites expect it.
@@ -134,8 +134,15 @@ grep -q "### End $major installcheck ###" "$work/autopkgtest.log" ||
 echo "ok - autopkgtest (pg_buildext installcheck) against the installed package: ${tests:-?} regress/isolation tests passed"
 
 # The update test, against the package's scripts (it checks that they are
-# the checkout's, built by make, then updates every released version).
-bash test/e2e/update.sh >"$work/update.log" 2>&1 ||
-	{ tail -40 "$work/update.log"; fail "test/e2e/update.sh failed against the installed package"; }
-echo "ok - test/e2e/update.sh against the installed package: $(grep -c '^ok' "$work/update.log") checks passed"
+# the checkout's, built by make, then updates every released version):
+# PGXS's prove_installcheck as postgres, in a copy of the tree (with build/)
+# that postgres may write, as test/run-all runs the TAP suites.
+[ -d build ] || fail "no build/ in the checkout: run make first"
+mkdir "$work/tap"
+cp -r Makefile shardid.control bin sql src test build "$work/tap/"
+chown -R postgres: "$work/tap"
+(cd "$work/tap" && as_postgres env PATH="$PATH" make -s installcheck-tap PG_CONFIG="$pg_config" \
+	PROVE_TESTS=test/tap/update.pl PROVE_FLAGS=-v) >"$work/update.log" 2>&1 ||
+	{ tail -40 "$work/update.log"; fail "test/tap/update.pl failed against the installed package"; }
+echo "ok - test/tap/update.pl against the installed package: $(grep -c '^ok [0-9]' "$work/update.log") checks passed"
 echo "package: all checks passed"

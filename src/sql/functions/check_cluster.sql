@@ -3,7 +3,9 @@
 -- read once over dblink (search_path pinned, shardid_internal._node_facts()) and
 -- compared with the router and the other nodes:
 --   node_unreachable, extension_missing, extension_version: the node could
---     not be read (its other checks are skipped);
+--     not be read (its other checks are skipped); a node at an older
+--     version is updated, a newer one (updated first) is matched by
+--     updating the router;
 --   layout_differs: a node's layout is not the router's (shardid.layout());
 --   shard_live_twice: a shard registered (live, not retired) on two nodes;
 --   shard_live_nowhere: a placed shard that no node holds;
@@ -31,6 +33,7 @@ DECLARE
     my_layout  jsonb;
     nd     record;
     v      text;
+    newer  boolean;
     facts  jsonb := '{}';
     msg    text;
     now_ms bigint := (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
@@ -53,7 +56,16 @@ BEGIN
             ELSIF v <> my_version THEN
                 kind := 'extension_version'; shard := NULL; node := nd.node;
                 detail := pg_catalog.format('node "%s" runs shardid %s, the router %s', nd.node, v, my_version);
-                fix := pg_catalog.format('-- on node "%s": ALTER EXTENSION shardid UPDATE TO %L;', nd.node, my_version);
+                -- there is no downgrade: a node ahead of the router (updated
+                -- first) is matched by updating the router
+                newer := CASE WHEN v ~ '^[0-9]+(\.[0-9]+)*$' AND my_version ~ '^[0-9]+(\.[0-9]+)*$'
+                              THEN pg_catalog.string_to_array(v, '.')::integer[] > pg_catalog.string_to_array(my_version, '.')::integer[]
+                              ELSE false END;
+                IF newer THEN
+                    fix := pg_catalog.format('-- on the router: ALTER EXTENSION shardid UPDATE TO %L;', v);
+                ELSE
+                    fix := pg_catalog.format('-- on node "%s": ALTER EXTENSION shardid UPDATE TO %L;', nd.node, my_version);
+                END IF;
                 RETURN NEXT;
             ELSE
                 facts := facts || jsonb_build_object(nd.node,

@@ -1,7 +1,7 @@
 -- shardid 0.2 -> 0.3: what CREATE OR REPLACE cannot do. The build appends
 -- every function, procedure and view of src/sql/install/*.sql
 -- (src/sql/include.awk), so the upgrade script build/shardid--0.2--0.3.sql
--- re-creates each of them from the same source as the install script; test/e2e/update.sh checks that both
+-- re-creates each of them from the same source as the install script; test/tap/update.pl checks that both
 -- give the same objects (from 0.1 through 0.2, and from 0.2).
 
 \echo Use "ALTER EXTENSION shardid UPDATE TO '0.3'" to load this file. \quit

@@ -1,0 +1,196 @@
+# day2_more.pl — the day-2 paths day2.pl leaves out, on a router without
+# PL/Proxy and two nodes: rebalance_stop(cancel_move => true) while the
+# job's move waits in its cut-over (the move is rolled back: no move in
+# progress, the shard writable where it was, nothing left on the target,
+# the job stopped) and once more after its repoint (the move is kept, for
+# the next job to finish), then drain_node_start() (a background drain:
+# reported by rebalance_status(), waited for by rebalance_wait(), the kept
+# move finished first, the node empty).
+#
+# Node a holds shards 0-3 with rows, b only the extension and the template.
+use strict;
+use warnings;
+
+use File::Basename qw(dirname);
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
+{
+	chomp(my $pgxs = `pg_config --pgxs`);
+	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
+}
+
+sub data_node
+{
+	my ($name) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(allows_streaming => 'logical');
+	$node->append_conf('postgresql.conf', qq{
+max_wal_senders = 20
+max_replication_slots = 20
+max_logical_replication_workers = 8
+wal_retrieve_retry_interval = 200ms
+wal_sender_timeout = 5s
+log_statement = none
+});
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE DATABASE app');
+	$node->safe_psql('app', q{
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+});
+	return $node;
+}
+
+# the rows of every shard a node holds, as "shard:count ..."
+sub shard_rows
+{
+	my ($node) = @_;
+	return $node->safe_psql('app', q{
+SELECT COALESCE(string_agg(s.shard || ':' || (xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %I.posts', s.schema), false, true, '')))[1]::text,
+                           ' ' ORDER BY s.shard), '')
+  FROM shardid.shards AS s});
+}
+
+# Starts a by_count rebalance whose move the test hook (_move_pause) holds
+# in PHASE: the job's worker reads the database's settings when it
+# connects, and waits in that phase while the returned session holds the
+# hook's advisory lock of the shard. Returns the job, that session and the
+# shard, source and target of the move.
+my $pause_key = "hashtext('shardid_test.move_pause')";
+
+sub start_held
+{
+	my ($router, $phase) = @_;
+	$router->safe_psql('app', "ALTER DATABASE app SET shardid_test.move_pause = '$phase'");
+	my $holder = $router->background_psql('app');
+	$holder->query_safe("SELECT pg_advisory_lock($pause_key, s) FROM generate_series(0, 3) AS s");
+	my $job = $router->safe_psql('app', "SELECT shardid.rebalance_start('by_count')");
+	$router->poll_query_until('app', qq{
+SELECT s.current_phase = '$phase'
+       AND EXISTS (SELECT FROM pg_locks AS l
+                    WHERE l.pid = s.worker_pid AND l.locktype = 'advisory' AND l.classid = (${pause_key})::oid AND NOT l.granted)
+  FROM shardid.rebalance_status() AS s})
+	  or die "the job's move did not reach $phase";
+	my ($shard, $source, $target) = split /\|/,
+	  $router->safe_psql('app', 'SELECT current_shard, current_source, current_target FROM shardid.rebalance_status()');
+	return ($job, $holder, $shard, $source, $target);
+}
+
+sub release_held
+{
+	my ($router, $holder) = @_;
+	$router->safe_psql('app', 'ALTER DATABASE app RESET shardid_test.move_pause');
+	$holder->quit;
+	return;
+}
+
+my %node = map { $_ => data_node($_) } qw(a b);
+$node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 3)");
+$node{$_}->safe_psql('app', "SELECT shardid.create_table('public.posts')") for qw(a b);
+$node{a}->safe_psql('app', q{
+DO $$
+BEGIN
+    FOR s IN 0 .. 3 LOOP
+        EXECUTE format('INSERT INTO %I.posts (user_id, body) SELECT g, repeat(''x'', 100) FROM generate_series(1, %s) AS g',
+                       shardid.shard_schema(s), 1000 * (s + 1));
+    END LOOP;
+END $$;
+});
+my %rows = map { $_ => 1000 * ($_ + 1) } 0 .. 3;
+is(shard_rows($node{a}), join(' ', map { "$_:$rows{$_}" } 0 .. 3), 'node a holds shards 0-3 with their rows');
+
+my $router = PostgreSQL::Test::Cluster->new('router');
+$router->init;
+$router->append_conf('postgresql.conf', "log_statement = none\n");
+$router->start;
+$router->safe_psql('postgres', 'CREATE DATABASE app');
+$router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
+for my $n (qw(a b))
+{
+	my $connstr = $node{$n}->connstr('app');
+	$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$)");
+}
+$router->safe_psql('app', "SELECT shardid.place_shards('a', 0, 3)");
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): a healthy cluster has no problem');
+
+# --- rebalance_stop(cancel_move => true) in the cut-over --------------------------
+# Held in caught_up: the shard frozen on a, the copy on b caught up, the
+# router not yet pointing at b.
+my ($job, $holder, $s, $source, $target) = start_held($router, 'caught_up');
+is("$source $target", 'a b', "the job moves shard $s from a to b, held in caught_up");
+my $schema = $node{a}->safe_psql('app', "SELECT shardid.shard_schema($s)");
+my ($ret, $out, $err) = $node{a}->psql('app', "\\set VERBOSITY verbose\nINSERT INTO $schema.posts (user_id, body) VALUES (0, 'frozen')");
+like($err, qr/ERROR:\s+25006:/, 'meanwhile the shard is frozen on a (25006)');
+
+is($router->safe_psql('app', "SELECT shardid.rebalance_stop(cancel_move => true)"), 't',
+	'rebalance_stop(cancel_move => true) asks the running job to stop');
+like($router->safe_psql('app', "SELECT state FROM shardid.rebalance_status($job)"), qr/^(stopping|stopped)$/,
+	'the job is stopping (or has stopped already)');
+my $done = $router->safe_psql('app', "SELECT state || ' ' || moves_done FROM shardid.rebalance_wait($job, timeout => '2 min')");
+is($done, 'stopped 0', 'rebalance_wait() returns: the job stopped with no move done');
+like($router->safe_psql('app', "SELECT last_error FROM shardid.rebalance_status($job)"),
+	qr/^canceling statement due to user request \(The move was rolled back: the shard stays where it was, writable\.\)$/,
+	'its last error is the cancel, and the move was rolled back');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', 'no move is left in progress');
+is($router->safe_psql('app', "SELECT node || ' ' || frozen FROM shardid.placement WHERE shard = $s"), 'a false',
+	'the router still places the shard on a, not frozen');
+is($node{b}->safe_psql('app', "SELECT count(*) FROM shardid.shard_registry WHERE shard = $s")
+	  . ' ' . $node{b}->safe_psql('app', "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'shard\\_%'"),
+	'0 0', 'b holds no copy of it, registered or not');
+is($node{a}->safe_psql('app', "INSERT INTO $schema.posts (user_id, body) VALUES (0, 'after the cancel') RETURNING shardid.id_shard(id)"),
+	$s, 'the shard is writable on a again');
+$node{a}->safe_psql('app', "DELETE FROM $schema.posts WHERE body = 'after the cancel'");
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0',
+	'check_cluster(): no leftover of the move (publication, slot, subscription, role, freeze trigger)');
+is($router->safe_psql('app', 'SELECT shardid.rebalance_stop()'), 'f', 'rebalance_stop() with no job running: false');
+release_held($router, $holder);
+
+# --- rebalance_stop(cancel_move => true) after the repoint ----------------------
+# Held in repointed: the router points at b, a's copy not yet retired. The
+# cancel ends the job, stopped, and keeps the move for the next job.
+($job, $holder, my $r) = start_held($router, 'repointed');
+is($router->safe_psql('app', "SELECT shardid.rebalance_stop(cancel_move => true)"), 't',
+	"rebalance_stop(cancel_move => true) while the move of shard $r is repointed");
+is($router->safe_psql('app', "SELECT state || ' ' || moves_done || ' ' || last_error FROM shardid.rebalance_wait($job, timeout => '2 min')"),
+	'stopped 0 canceling statement due to user request', 'the job stopped, the cancel its last error, no move counted');
+is($router->safe_psql('app', "SELECT shard || ' ' || phase FROM shardid.shard_moves"), "$r repointed",
+	'the repointed move is kept in progress, not rolled back');
+is($router->safe_psql('app', "SELECT node FROM shardid.placement WHERE shard = $r"), 'b', 'the router points at b');
+is($node{b}->safe_psql('app', "INSERT INTO " . $node{b}->safe_psql('app', "SELECT quote_ident(shardid.shard_schema($r))")
+	  . ".posts (user_id, body) VALUES (0, 'on b') RETURNING shardid.id_shard(id)"),
+	$r, 'and b takes its writes');
+$rows{$r}++;
+release_held($router, $holder);
+
+# --- drain_node_start() --------------------------------------------------------
+($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nSELECT shardid.drain_node_start('nowhere')");
+like($err, qr/ERROR:\s+42704: node "nowhere" does not exist/, 'drain_node_start() of an unknown node: 42704');
+$job = $router->safe_psql('app', "SELECT shardid.drain_node_start('a')");
+$router->poll_query_until('app', q{
+SELECT kind = 'drain' AND drain_node = 'a' AND state = 'running' AND moves_planned = 4
+       AND current_source = 'a' AND current_target = 'b' AND current_shard IS NOT NULL
+  FROM shardid.rebalance_status()})
+  or die 'the drain did not report its first planned move';
+pass("rebalance_status() reports the drain of a (job $job): running, 4 moves planned, from a to b");
+($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nSELECT shardid.rebalance_start()");
+like($err, qr/55P03: background rebalance job $job is running/, 'rebalance_start() is refused while the drain runs (55P03)');
+$done = $router->safe_psql('app', "SELECT kind || ' ' || state || ' ' || moves_done || ' ' || moves_planned || ' ' || (last_error IS NULL)
+  FROM shardid.rebalance_wait(timeout => '5 min')");
+is($done, 'drain finished 4 4 true', 'rebalance_wait() returns when the drain has finished: 4 of 4 moves, no error');
+is($router->safe_psql('app', "SELECT count(*) FROM shardid.placement WHERE node = 'a'")
+	  . ' ' . $router->safe_psql('app', "SELECT count(*) FROM shardid.placement WHERE node = 'b'"),
+	'0 4', 'the router places no shard on a, all four on b');
+is($node{a}->safe_psql('app', 'SELECT count(*) FROM shardid.shard_registry'), '0', 'a registers no shard');
+is($router->safe_psql('app', "SELECT moved[1] FROM shardid.rebalance_jobs WHERE job_id = $job"), $r,
+	'the drain finished the kept move first');
+is(shard_rows($node{b}), join(' ', map { "$_:$rows{$_}" } 0 .. 3), 'b holds shards 0-3 with every row, and the one written on b');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): healthy after the drain');
+$router->safe_psql('app', "SELECT shardid.remove_node('a')");
+is($router->safe_psql('app', "SELECT string_agg(node, ' ') FROM shardid.nodes"), 'b', 'remove_node() succeeds after the drain');
+is($router->safe_psql('app', "SELECT string_agg(kind || ' ' || state, ', ' ORDER BY job_id) FROM shardid.rebalance_jobs"),
+	'rebalance stopped, rebalance stopped, drain finished', 'every job keeps its outcome');
+
+done_testing();
