@@ -23,6 +23,7 @@ BEGIN
         RETURN;
     END IF;
     BEGIN
+        PERFORM shardid._node_close(conn);  -- not one left open to another node
         PERFORM shardid._node_connect(conn, node);
         PERFORM shardid._node(conn, 'SET search_path = pg_catalog, pg_temp', node);
         v := shardid._node(conn, 'SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) ''shardid''', node);

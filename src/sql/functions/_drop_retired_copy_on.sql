@@ -9,6 +9,7 @@ DECLARE
     conn CONSTANT text := 'shardid_drop_retired';
     freed bigint;
 BEGIN
+    PERFORM shardid._node_close(conn);  -- not one left open to another node
     PERFORM shardid._node_connect(conn, node);
     PERFORM shardid._node(conn, 'SET search_path = pg_catalog, pg_temp', node);
     freed := shardid._node(conn, pg_catalog.format('SELECT shardid._drop_retired_copy(%L)', schema_name), node)::bigint;

@@ -11,7 +11,7 @@ AS $$
 DECLARE
     msg text;
 BEGIN
-    PERFORM shardid._node_ensure(conn, node);
+    PERFORM shardid._node_connect(conn, node);
     RETURN jsonb_build_object('value', shardid._node(conn, sql, node));
 EXCEPTION WHEN query_canceled THEN
     RETURN '{"cancelled": true}';

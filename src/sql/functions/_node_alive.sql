@@ -3,8 +3,12 @@ CREATE OR REPLACE FUNCTION shardid._node_alive(conn text) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    open boolean;
 BEGIN
-    IF NOT shardid._node_open(conn) THEN
+    EXECUTE format('SELECT $1 = ANY (COALESCE(%I.dblink_get_connections(), ''{}''))', shardid._dblink_schema())
+        INTO open USING conn;
+    IF NOT open THEN
         RETURN false;
     END IF;
     PERFORM shardid._node(conn, 'SELECT 1');

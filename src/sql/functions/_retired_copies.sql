@@ -14,6 +14,7 @@ DECLARE
 BEGIN
     PERFORM shardid._dblink_schema();
     FOR nd IN SELECT n.node FROM shardid.nodes AS n ORDER BY n.node COLLATE "C" LOOP
+        PERFORM shardid._node_close(conn);  -- not one left open to another node
         PERFORM shardid._node_connect(conn, nd.node);
         PERFORM shardid._node(conn, 'SET search_path = pg_catalog, pg_temp', nd.node);
         got := shardid._node(conn, 'SELECT COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(r)), ''[]'')::pg_catalog.text FROM shardid._retired_here() AS r', nd.node)::jsonb;

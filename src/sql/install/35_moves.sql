@@ -53,11 +53,9 @@
 -- router
 \ir ../views/move_progress.sql
 \ir ../functions/_dblink_schema.sql
-\ir ../functions/_node_open.sql
 \ir ../functions/_node_close.sql
 \ir ../functions/_pinned_connstr.sql
 \ir ../functions/_node_connect.sql
-\ir ../functions/_node_ensure.sql
 \ir ../functions/_node_send.sql
 \ir ../functions/_node_wait.sql
 \ir ../functions/_node.sql
