@@ -82,6 +82,8 @@
 \ir ../functions/_move_repoint.sql
 \ir ../functions/_move_finish.sql
 \ir ../functions/_move_rollback_step.sql
+\ir ../functions/_move_rollback_start.sql
+\ir ../functions/_move_rollback_steps.sql
 \ir ../procedures/_move_rollback.sql
 \ir ../functions/_move_outcome.sql
 \ir ../procedures/move_shard.sql
