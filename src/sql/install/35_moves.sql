@@ -86,5 +86,8 @@
 \ir ../functions/_move_rollback_steps.sql
 \ir ../procedures/_move_rollback.sql
 \ir ../functions/_move_outcome.sql
+\ir ../functions/_move_failed.sql
+\ir ../functions/_move_failure.sql
+\ir ../functions/_move_report.sql
 \ir ../procedures/move_shard.sql
 \ir ../procedures/abort_move.sql
