@@ -117,6 +117,8 @@ SELECT shardid.place_shards('b', 8, 11);
 SELECT shardid.add_node('c', '$C');
 $routing
 EOF
+# the pause point used below (test/lib/move_pause.sql, not part of the extension)
+sql "$R" >/dev/null <test/lib/move_pause.sql
 
 # rows SHARD — the shard's rows, on the node that registers it (every node asked)
 rows() {
@@ -177,7 +179,7 @@ expect "max_moves => 1: one move, the plan's first" "$(grep -c '^NOTICE:  rebala
 	"1 rebalance: shard ${first%%:*} from node \"a\" to node \"${first##*>}\""
 expect "max_moves => 1: placed on its target" "$(sql "$R" <<<"SELECT node FROM shardid.shard_placement WHERE shard = ${first%%:*}")" "${first##*>}"
 # The next move's session is terminated while the move waits at caught_up
-# (the move procedures' test hook shardid_test.move_pause): the move is left
+# (the test hook shardid_test.move_pause, loaded above): the move is left
 # in progress, and the next rebalance resumes it first.
 read -r s t <<<"$(sql "$R" <<<"SELECT shard, target FROM shardid.rebalance_plan(max_moves => 1)" | tr '|' ' ')"
 coproc HOLD { psql -X -q -At -d "$R"; }

@@ -6,7 +6,7 @@
 # capitals; 8-15 on b), a writer procedure on the router, and helpers:
 #   leftovers, where, writable, refused, other, conn_of, placed — state checks
 #   hold_pause, release_pause, start_paused, stop_paused — a CALL stopped in a
-#     phase by the test hook shardid_test.move_pause
+#     phase by the test hook shardid_test.move_pause (test/lib/move_pause.sql)
 #   move, move_fails — a CALL that must succeed or fail, its output in $out
 # Source it after test/lib/e2e.sh; sets A, B, R (connect strings), sql().
 logical=("wal_level = logical" "max_wal_senders = 20" "max_replication_slots = 20" "max_logical_replication_workers = 8"
@@ -127,6 +127,8 @@ BEGIN
     END LOOP;
 END \$\$;
 EOF
+# the pause point of hold_pause/start_paused (not part of the extension)
+sql "$R" >/dev/null <"$(dirname "${BASH_SOURCE[0]}")/move_pause.sql"
 
 # leftovers — what a move may leave behind, on both nodes: publications,
 # subscriptions, slots, roles of a move, frozen triggers, and the router's

@@ -54,8 +54,8 @@ SELECT COALESCE(string_agg(s.shard || ':' || (xpath('/row/c/text()', query_to_xm
   FROM shardid.shards AS s});
 }
 
-# Starts a by_count rebalance whose move the test hook (_move_pause) holds
-# in PHASE: the job's worker reads the database's settings when it
+# Starts a by_count rebalance whose move the test hook holds in PHASE
+# (test/lib/move_pause.sql, loaded on the router below): the job's worker reads the database's settings when it
 # connects, and waits in that phase while the returned session holds the
 # hook's advisory lock of the shard. Returns the job, that session and the
 # shard, source and target of the move.
@@ -108,6 +108,8 @@ $router->append_conf('postgresql.conf', "log_statement = none\n");
 $router->start;
 $router->safe_psql('postgres', 'CREATE DATABASE app');
 $router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
+# the pause point start_held() uses (not part of the extension)
+$router->safe_psql('app', slurp_file(dirname(__FILE__) . '/../lib/move_pause.sql'));
 for my $n (qw(a b))
 {
 	my $connstr = $node{$n}->connstr('app');

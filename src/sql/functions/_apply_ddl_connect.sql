@@ -19,10 +19,10 @@ BEGIN
                   DETAIL = 'It runs such statements (CONCURRENTLY) one table at a time on a connection of their own: to each node from the router, or on a node to the node itself.',
                   HINT = 'CREATE EXTENSION dblink; in this database (contrib, shipped with PostgreSQL).';
     END IF;
+    PERFORM shardid_internal._node_close(conn);
     IF node IS NOT NULL THEN
         PERFORM shardid_internal._node_connect(conn, node);
     ELSE
-        PERFORM shardid_internal._node_close(conn);
         IF connstr IS NULL THEN
             connstr := format('host=''%s'' port=%s dbname=''%s'' user=''%s''',
                               replace(replace(COALESCE(NULLIF(btrim(host), ''), 'localhost'), '\', '\\'), '''', '\'''),

@@ -13,6 +13,7 @@ DECLARE
 BEGIN
     SELECT * INTO STRICT c FROM shardid.ddl_changes AS d WHERE d.change_id = _apply_ddl_node.change_id;
     IF NOT c.concurrent THEN
+        PERFORM shardid_internal._node_close(conn);  -- not one left open to another node
         PERFORM shardid_internal._node_connect(conn, node);
         PERFORM shardid_internal._node(conn, format('CALL shardid.apply_ddl(%L, %L, %s)', c.template, c.command, batch_size), node);
         RETURN NULL;

@@ -23,6 +23,7 @@ BEGIN
         RETURN;
     END IF;
     BEGIN
+        PERFORM shardid_internal._node_close(conn);  -- not one left open to another node
         PERFORM shardid_internal._node_connect(conn, node);
         PERFORM shardid_internal._node(conn, 'SET search_path = pg_catalog, pg_temp', node);
         v := shardid_internal._node(conn, 'SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) ''shardid''', node);

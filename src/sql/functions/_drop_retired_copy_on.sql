@@ -9,6 +9,7 @@ DECLARE
     conn CONSTANT text := 'shardid_drop_retired';
     freed bigint;
 BEGIN
+    PERFORM shardid_internal._node_close(conn);  -- not one left open to another node
     PERFORM shardid_internal._node_connect(conn, node);
     PERFORM shardid_internal._node(conn, 'SET search_path = pg_catalog, pg_temp', node);
     freed := shardid_internal._node(conn, pg_catalog.format('SELECT shardid_internal._drop_retired_copy(%L)', schema_name), node)::bigint;

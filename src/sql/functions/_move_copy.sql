@@ -40,13 +40,13 @@ BEGIN
     state := state || jsonb_build_object('polled', true);
     BEGIN
         who := 'source'; node := m.source; conn := 'shardid_move_source';
-        PERFORM shardid_internal._node_ensure(conn, node);
+        PERFORM shardid_internal._node_connect(conn, node);
         IF m.subscription IS NULL THEN
             PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._move_publish(%L, %L)', nm, m.schema_name), node);
             PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._move_create_slot(%L)', nm), node);
             PERFORM shardid_internal._move_pause(shard, 'subscribe');
             who := 'target'; node := m.target; conn := 'shardid_move_target';
-            PERFORM shardid_internal._node_ensure(conn, node);
+            PERFORM shardid_internal._node_connect(conn, node);
             sub := shardid_internal._node(conn, format('SELECT shardid_internal._move_subscribe(%L, %L, %L)', nm,
                                               (SELECT n.connstr FROM shardid.nodes AS n WHERE n.node = m.source),
                                               m.schema_name), node)::jsonb;
@@ -61,7 +61,7 @@ BEGIN
         END IF;
         slot := shardid_internal._node(conn, format('SELECT shardid_internal._move_slot_status(%L)', nm), node)::jsonb;
         who := 'target'; node := m.target; conn := 'shardid_move_target';
-        PERFORM shardid_internal._node_ensure(conn, node);
+        PERFORM shardid_internal._node_connect(conn, node);
         prog := shardid_internal._node(conn, format('SELECT shardid_internal._move_copy_progress(%L)', nm), node)::jsonb;
         IF NOT state ? 'compared' OR now_t - (state->>'compared')::timestamptz > '2 s'::interval THEN
             dt := shardid_internal._node(conn, format('SELECT shardid_internal._shard_definition(%L, %L)', m.schema_name, nm), node)::jsonb;

@@ -35,8 +35,8 @@ DECLARE
 BEGIN
     SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_cutover.shard;
     nm := shardid_internal._move_name(m.shard, m.move_id);
-    PERFORM shardid_internal._node_ensure('shardid_move_source', m.source);
-    PERFORM shardid_internal._node_ensure('shardid_move_target', m.target);
+    PERFORM shardid_internal._node_connect('shardid_move_source', m.source);
+    PERFORM shardid_internal._node_connect('shardid_move_target', m.target);
     t0 := clock_timestamp();
     fr := shardid_internal._move_lock_tables(shard, format('SELECT shardid_internal._move_freeze(%L, %s, %L, %L, 300)',
                                                   m.schema_name, shard, m.target, m.mode = 'online'), lock_timeout);

@@ -20,9 +20,9 @@ DECLARE
 BEGIN
     SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_finish.shard;
     nm := shardid_internal._move_name(m.shard, m.move_id);
-    PERFORM shardid_internal._node_ensure('shardid_move_target', m.target);
+    PERFORM shardid_internal._node_connect('shardid_move_target', m.target);
     res := shardid_internal._node('shardid_move_target', format('SELECT shardid_internal._move_unsubscribe(%L)', nm), m.target)::jsonb;
-    PERFORM shardid_internal._node_ensure('shardid_move_source', m.source);
+    PERFORM shardid_internal._node_connect('shardid_move_source', m.source);
     remaining := shardid_internal._node('shardid_move_source', format('SELECT shardid_internal._move_unpublish(%L, %L, %L, 10000)', nm,
                                                          COALESCE(m.subscription, (res->>'subid')::oid),
                                                          COALESCE(m.target_sysid, res->>'sysid')), m.source);

@@ -30,6 +30,9 @@ BEGIN
             USING ERRCODE = 'object_in_use',
                   HINT = format('Wait for it, or stop it: SELECT pg_cancel_backend(%s); rolls the move back, pg_terminate_backend(%s) leaves it to be resumed or aborted.', holder, holder);
     END IF;
+    -- the move's connections are its own (_node_connect keeps one that is
+    -- open): none an earlier move of this session left to other nodes
+    PERFORM shardid_internal._move_disconnect();
 END
 $$;
 

@@ -11,7 +11,7 @@ AS $$
 DECLARE
     msg text;
 BEGIN
-    PERFORM shardid_internal._node_ensure(conn, node);
+    PERFORM shardid_internal._node_connect(conn, node);
     RETURN jsonb_build_object('value', shardid_internal._node(conn, sql, node));
 EXCEPTION WHEN query_canceled THEN
     RETURN '{"cancelled": true}';

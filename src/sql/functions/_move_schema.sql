@@ -13,8 +13,8 @@ DECLARE
     made jsonb;
 BEGIN
     SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_schema.shard;
-    PERFORM shardid_internal._node_ensure('shardid_move_source', m.source);
-    PERFORM shardid_internal._node_ensure('shardid_move_target', m.target);
+    PERFORM shardid_internal._node_connect('shardid_move_source', m.source);
+    PERFORM shardid_internal._node_connect('shardid_move_target', m.target);
     src := shardid_internal._node('shardid_move_source', format('SELECT shardid_internal._move_source_facts(%s)', shard), m.source)::jsonb;
     IF src->>'schema_name' IS DISTINCT FROM m.schema_name THEN
         RAISE EXCEPTION 'shard % is no longer registered on node "%" in schema %', shard, m.source, quote_ident(m.schema_name)

@@ -3,8 +3,12 @@ CREATE OR REPLACE FUNCTION shardid_internal._node_alive(conn text) RETURNS boole
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    open boolean;
 BEGIN
-    IF NOT shardid_internal._node_open(conn) THEN
+    EXECUTE format('SELECT $1 = ANY (COALESCE(%I.dblink_get_connections(), ''{}''))', shardid_internal._dblink_schema())
+        INTO open USING conn;
+    IF NOT open THEN
         RETURN false;
     END IF;
     PERFORM shardid_internal._node(conn, 'SELECT 1');

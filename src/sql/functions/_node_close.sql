@@ -7,8 +7,10 @@ CREATE OR REPLACE FUNCTION shardid_internal._node_close(conn text) RETURNS void
 AS $$
 DECLARE
     dbl name := shardid_internal._dblink_schema();
+    open boolean;
 BEGIN
-    IF NOT shardid_internal._node_open(conn) THEN
+    EXECUTE format('SELECT $1 = ANY (COALESCE(%I.dblink_get_connections(), ''{}''))', dbl) INTO open USING conn;
+    IF NOT open THEN
         RETURN;
     END IF;
     BEGIN

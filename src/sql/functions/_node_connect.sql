@@ -1,6 +1,8 @@
--- Router, moves: opens the dblink connection conn to a node (its connect
--- string from shardid.nodes; passwords come from the router's server
--- user's ~/.pgpass), closing an earlier one of that name, with its
+-- Router, moves: the dblink connection conn to a node, opened unless this
+-- session has one of that name open already (kept as it is: a caller that
+-- may have left one open to another node closes it first, _node_close).
+-- It is opened with the node's connect string from shardid.nodes
+-- (passwords come from the router's server user's ~/.pgpass) and its
 -- search_path pinned for the whole session (_pinned_connstr): every
 -- statement a move sends runs with search_path = pg_catalog, pg_temp. A
 -- node that cannot be reached fails with 08001 naming the node.
@@ -13,12 +15,16 @@ DECLARE
     cs  text;
     msg text;
     det text;
+    open boolean;
 BEGIN
+    EXECUTE format('SELECT $1 = ANY (COALESCE(%I.dblink_get_connections(), ''{}''))', dbl) INTO open USING conn;
+    IF open THEN
+        RETURN;
+    END IF;
     SELECT n.connstr INTO cs FROM shardid.nodes AS n WHERE n.node = _node_connect.node;
     IF cs IS NULL THEN
         RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
     END IF;
-    PERFORM shardid_internal._node_close(conn);
     BEGIN
         -- the node's own settings win, but for the pinned search_path
         EXECUTE format('SELECT %I.dblink_connect($1, $2)', dbl)
@@ -34,4 +40,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._node_connect(text, text) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._node_connect(text, text) IS
-    'Router, moves: opens a named dblink connection to a node; 08001 naming the node when it cannot be reached.';
+    'Router, moves: opens a named dblink connection to a node unless it is open; 08001 naming the node when it cannot be reached.';

@@ -14,6 +14,7 @@ DECLARE
 BEGIN
     PERFORM shardid_internal._dblink_schema();
     FOR nd IN SELECT n.node FROM shardid.nodes AS n ORDER BY n.node COLLATE "C" LOOP
+        PERFORM shardid_internal._node_close(conn);  -- not one left open to another node
         PERFORM shardid_internal._node_connect(conn, nd.node);
         PERFORM shardid_internal._node(conn, 'SET search_path = pg_catalog, pg_temp', nd.node);
         got := shardid_internal._node(conn, 'SELECT COALESCE(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(r)), ''[]'')::pg_catalog.text FROM shardid_internal._retired_here() AS r', nd.node)::jsonb;

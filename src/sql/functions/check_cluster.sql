@@ -45,6 +45,7 @@ BEGIN
 
     FOR nd IN SELECT n.node FROM shardid.nodes AS n ORDER BY n.node COLLATE "C" LOOP
         BEGIN
+            PERFORM shardid_internal._node_close(conn);  -- not one left open to another node
             PERFORM shardid_internal._node_connect(conn, nd.node);
             PERFORM shardid_internal._node(conn, 'SET search_path = pg_catalog, pg_temp', nd.node);
             v := shardid_internal._node(conn, 'SELECT e.extversion FROM pg_catalog.pg_extension AS e WHERE e.extname OPERATOR(pg_catalog.=) ''shardid''', nd.node);

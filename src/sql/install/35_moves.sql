@@ -53,11 +53,9 @@
 -- router
 \ir ../views/move_progress.sql
 \ir ../functions/_dblink_schema.sql
-\ir ../functions/_node_open.sql
 \ir ../functions/_node_close.sql
 \ir ../functions/_pinned_connstr.sql
 \ir ../functions/_node_connect.sql
-\ir ../functions/_node_ensure.sql
 \ir ../functions/_node_send.sql
 \ir ../functions/_node_wait.sql
 \ir ../functions/_node.sql
@@ -84,7 +82,12 @@
 \ir ../functions/_move_repoint.sql
 \ir ../functions/_move_finish.sql
 \ir ../functions/_move_rollback_step.sql
+\ir ../functions/_move_rollback_start.sql
+\ir ../functions/_move_rollback_steps.sql
 \ir ../procedures/_move_rollback.sql
 \ir ../functions/_move_outcome.sql
+\ir ../functions/_move_failed.sql
+\ir ../functions/_move_failure.sql
+\ir ../functions/_move_report.sql
 \ir ../procedures/move_shard.sql
 \ir ../procedures/abort_move.sql

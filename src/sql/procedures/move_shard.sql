@@ -46,6 +46,7 @@ DECLARE
     e_msg    text;
     e_detail text;
     e_hint   text;
+    hints    text[];
 BEGIN
     IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.move_shard() cannot run inside a transaction block'
@@ -129,56 +130,19 @@ BEGIN
     END LOOP;
 
     IF e_state IS NOT NULL THEN
-        IF e_state OPERATOR(pg_catalog.=) '57014' THEN
-            PERFORM shardid_internal._absorb_cancel();
-        END IF;
-        PERFORM shardid_internal._move_disconnect();
-        BEGIN
-            UPDATE shardid.shard_moves AS x SET last_error = e_msg, updated_at = pg_catalog.clock_timestamp()
-             WHERE x.shard OPERATOR(pg_catalog.=) move_shard.shard
-            RETURNING x.phase INTO phase;
-        EXCEPTION WHEN query_canceled OR OTHERS THEN
-            NULL;
-        END;
+        phase := shardid_internal._move_failed(shard, phase, e_state, e_msg);
         COMMIT;
-        IF phase OPERATOR(pg_catalog.=) 'repointed' THEN
-            e_hint := pg_catalog.format('The shard is served by node "%s"; its old copy is not retired yet. CALL shardid.move_shard(%s, %L); again to finish.',
-                                        last.target, shard, last.target);
-        ELSIF phase IS NOT NULL THEN
-            CALL shardid_internal._move_rollback(shard);
-            outcome := shardid_internal._move_outcome(shard);
-            e_detail := pg_catalog.concat_ws(E'\n', NULLIF(e_detail, ''),
-                CASE outcome WHEN 'rolled back' THEN 'The move was rolled back: the shard stays where it was, writable.'
-                             WHEN 'repointed' THEN NULL
-                             ELSE 'The rollback is not complete (' OPERATOR(pg_catalog.||) outcome OPERATOR(pg_catalog.||)
-                                  pg_catalog.format('): the shard is writable where it was unless its node is down. CALL shardid.abort_move(%s); to finish it.', shard) END);
-            IF outcome OPERATOR(pg_catalog.=) 'repointed' THEN
-                e_hint := pg_catalog.format('The shard is served by node "%s" already. CALL shardid.move_shard(%s, %L); again to finish.',
-                                            last.target, shard, last.target);
-            END IF;
-        END IF;
+        -- rolled back unless it is repointed (or gone): _move_rollback_start
+        CALL shardid_internal._move_rollback(shard);
+        hints := shardid_internal._move_failure(shard, phase, last.target, e_detail, e_hint);
         PERFORM shardid_internal._move_unlock(shard);
         COMMIT;
-        PERFORM shardid_internal._raise(e_state, e_msg, e_detail, e_hint);
+        PERFORM shardid_internal._raise(e_state, e_msg, hints[1], hints[2]);
     END IF;
 
     PERFORM shardid_internal._move_unlock(shard);
     COMMIT;
-    IF steps OPERATOR(pg_catalog.?) 'waiting' THEN
-        RAISE NOTICE 'shard % is frozen on "%" for an offline move: copy its rows to "%", then CALL this again', shard, last.source, last.target
-            USING DETAIL = pg_catalog.format('Row counts on "%s": %s; on "%s": %s.', last.source, steps OPERATOR(pg_catalog.->) 'source',
-                                             last.target, steps OPERATOR(pg_catalog.->) 'target'),
-                  HINT = 'bin/shardid-move-shard --offline does it (the rows read on the source, written as the tables'' owners: shardid_internal._move_offline_load() and _move_offline_store()).';
-        RETURN;
-    END IF;
-    RAISE NOTICE 'moved shard % from "%" to "%" in % ms%; old copy %', shard, last.source, last.target,
-        pg_catalog.round(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) t_start) OPERATOR(pg_catalog.*) 1000),
-        CASE WHEN t_routed IS NOT NULL
-             THEN pg_catalog.format(' (cut-over from %s ms); writes refused for %s ms',
-                                    pg_catalog.round(pg_catalog.date_part('epoch', last.frozen_at OPERATOR(pg_catalog.-) last.started_at) OPERATOR(pg_catalog.*) 1000),
-                                    pg_catalog.round(pg_catalog.date_part('epoch', t_routed OPERATOR(pg_catalog.-) last.frozen_at) OPERATOR(pg_catalog.*) 1000))
-             ELSE '' END,
-        COALESCE(old, 'retired');
+    PERFORM shardid_internal._move_report(last, t_start, t_routed, old, steps);
 END
 $$;
 

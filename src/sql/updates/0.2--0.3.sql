@@ -53,6 +53,11 @@ $$;
 -- that a superuser's copy would have run is gone.
 DROP FUNCTION shardid_internal._move_untrusted_code(name);
 
+-- One idempotent connect: _node_connect() keeps a connection that is open
+-- (0.2's _node_ensure), and _node_open()'s test is inlined where it is used.
+DROP FUNCTION shardid_internal._node_ensure(text, text);
+DROP FUNCTION shardid_internal._node_open(text);
+
 -- add_node() and place_shards() gained force (they check the node unless
 -- it is given); the new signatures replace the old ones.
 DROP FUNCTION shardid.add_node(text, text);
