@@ -47,8 +47,9 @@ log_statement = none
 
 # data_node(NAME, %options) — a started server with database app and
 # shardid in it. Options: conf (more postgresql.conf lines), logical (0 for
-# a server without wal_level = logical; default 1), extension (0: no
-# CREATE EXTENSION), sql (run in app after the extension).
+# a server without wal_level = logical; default 1), before (SQL run in
+# database postgres first, e.g. roles), owner (of database app), extension
+# (0: no CREATE EXTENSION), sql (run in app after the extension).
 sub data_node
 {
 	my ($name, %opt) = @_;
@@ -65,7 +66,8 @@ sub data_node
 	}
 	$node->append_conf('postgresql.conf', $opt{conf}) if defined $opt{conf};
 	$node->start;
-	$node->safe_psql('postgres', 'CREATE DATABASE app');
+	$node->safe_psql('postgres', $opt{before}) if defined $opt{before};
+	$node->safe_psql('postgres', 'CREATE DATABASE app' . (defined $opt{owner} ? " OWNER $opt{owner}" : ''));
 	$node->safe_psql('app', 'CREATE EXTENSION shardid') if $opt{extension} // 1;
 	$node->safe_psql('app', $opt{sql}) if defined $opt{sql};
 	return $node;

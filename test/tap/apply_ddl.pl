@@ -19,45 +19,21 @@
 use strict;
 use warnings;
 
-use File::Basename qw(dirname);
+use FindBin;
+use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use ShardidTest;
 use Test::More;
 use Time::HiRes qw(time);
 
-# Cluster.pm's init runs "$PG_REGRESS --config-auth DATADIR", a no-op on
-# Unix that must still succeed: use PGXS's pg_regress unless given one.
-unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
-{
-	chomp(my $pgxs = `pg_config --pgxs`);
-	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
-}
-
-# A data node: logical replication for moves.
-sub data_node
-{
-	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf('postgresql.conf', qq{
-max_wal_senders = 20
-max_replication_slots = 20
-max_logical_replication_workers = 8
-wal_retrieve_retry_interval = 200ms
-wal_sender_timeout = 5s
-log_statement = none
-});
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE DATABASE app');
-	$node->safe_psql('app', q{
-CREATE EXTENSION shardid;
+# A data node with the role a shard is given to, and the templates.
+my $templates = q{
 CREATE ROLE app_owner;
 CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text COLLATE "C" NOT NULL CHECK (body <> ''),
                            body_len integer GENERATED ALWAYS AS (length(body)) STORED);
 CREATE TABLE public.comments (id bigint PRIMARY KEY, post_id bigint NOT NULL REFERENCES public.posts (id), body text);
-});
-	return $node;
-}
+};
 
 # "tables with the column / tables" and "valid copies of the index / tables"
 # over the template and every shard's copy of posts.
@@ -76,7 +52,7 @@ SELECT count(*) FILTER (WHERE EXISTS (SELECT FROM pg_attribute AS a
 }
 
 # --- a router and two nodes ----------------------------------------------------
-my %node = map { $_ => data_node($_) } qw(a b);
+my %node = map { $_ => data_node($_, sql => $templates) } qw(a b);
 $node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 3)");
 $node{b}->safe_psql('app', "SELECT shardid.create_shards(4, 7)");
 for my $n (qw(a b))
@@ -92,17 +68,7 @@ END $$;
 });
 }
 
-my $router = PostgreSQL::Test::Cluster->new('router');
-$router->init;
-$router->append_conf('postgresql.conf', "log_statement = none\n");
-$router->start;
-$router->safe_psql('postgres', 'CREATE DATABASE app');
-$router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
-for my $n (qw(a b))
-{
-	my $connstr = $node{$n}->connstr('app');
-	$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$)");
-}
+my $router = router_node('router', \%node);
 $router->safe_psql('app', "SELECT shardid.place_shards('a', 0, 3) + shardid.place_shards('b', 4, 7)");
 
 my $t0 = time;
@@ -152,12 +118,7 @@ is($node{a}->safe_psql('app', "SELECT count(*) FROM pg_index WHERE indrelid = 'p
 # First refused, before anything changes, while a table of the template's
 # name is in the way; then the move makes the template (as node a has it,
 # with the column and the index apply_ddl() added) and the shard.
-my $bare = PostgreSQL::Test::Cluster->new('c');
-$bare->init(allows_streaming => 'logical');
-$bare->append_conf('postgresql.conf', "log_statement = none\nwal_retrieve_retry_interval = 200ms\n");
-$bare->start;
-$bare->safe_psql('postgres', 'CREATE DATABASE app');
-$bare->safe_psql('app', 'CREATE EXTENSION shardid; CREATE ROLE app_owner; CREATE TABLE public.posts (x int);');
+my $bare = data_node('c', sql => 'CREATE ROLE app_owner; CREATE TABLE public.posts (x int);');
 my $bare_connstr = $bare->connstr('app');
 $router->safe_psql('app', "SELECT shardid.add_node('c', \$\$$bare_connstr\$\$)");
 my ($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nCALL shardid.move_shard(2, 'c')");
@@ -173,8 +134,8 @@ $bare->safe_psql('app', 'DROP TABLE public.posts');
 $router->safe_psql('app', "CALL shardid.move_shard(2, 'c')");
 is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 2'), 'c',
 	'shard 2 moved to c, a node that had only the extension');
-my $templates = q{SELECT string_agg(shardid_internal._template_definition(table_name)::text, ' ' ORDER BY position) FROM shardid.sharded_tables};
-is($bare->safe_psql('app', $templates), $node{a}->safe_psql('app', $templates),
+my $template_defs = q{SELECT string_agg(shardid_internal._template_definition(table_name)::text, ' ' ORDER BY position) FROM shardid.sharded_tables};
+is($bare->safe_psql('app', $template_defs), $node{a}->safe_psql('app', $template_defs),
 	'c\'s templates of posts and comments are a\'s (columns, constraints, foreign key, indexes, id column, position)');
 is(column_and_index($bare, 'app', 'mood', 'posts_by_user'), '2/2 2/2', 'on c, the template and shard 2 have the column and the index');
 is($bare->safe_psql('app', "SELECT count(*) FILTER (WHERE mood = 'ok') || ' ' || count(*) FROM shard_0002.posts"),

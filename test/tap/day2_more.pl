@@ -12,37 +12,12 @@ use strict;
 use warnings;
 
 use File::Basename qw(dirname);
+use FindBin;
+use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use ShardidTest;
 use Test::More;
-
-unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
-{
-	chomp(my $pgxs = `pg_config --pgxs`);
-	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
-}
-
-sub data_node
-{
-	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf('postgresql.conf', qq{
-max_wal_senders = 20
-max_replication_slots = 20
-max_logical_replication_workers = 8
-wal_retrieve_retry_interval = 200ms
-wal_sender_timeout = 5s
-log_statement = none
-});
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE DATABASE app');
-	$node->safe_psql('app', q{
-CREATE EXTENSION shardid;
-CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
-});
-	return $node;
-}
 
 # the rows of every shard a node holds, as "shard:count ..."
 sub shard_rows
@@ -87,7 +62,9 @@ sub release_held
 	return;
 }
 
-my %node = map { $_ => data_node($_) } qw(a b);
+my %node = map {
+	$_ => data_node($_, sql => 'CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL)')
+} qw(a b);
 $node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 3)");
 $node{$_}->safe_psql('app', "SELECT shardid.create_table('public.posts')") for qw(a b);
 $node{a}->safe_psql('app', q{
@@ -102,19 +79,9 @@ END $$;
 my %rows = map { $_ => 1000 * ($_ + 1) } 0 .. 3;
 is(shard_rows($node{a}), join(' ', map { "$_:$rows{$_}" } 0 .. 3), 'node a holds shards 0-3 with their rows');
 
-my $router = PostgreSQL::Test::Cluster->new('router');
-$router->init;
-$router->append_conf('postgresql.conf', "log_statement = none\n");
-$router->start;
-$router->safe_psql('postgres', 'CREATE DATABASE app');
-$router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
+my $router = router_node('router', \%node);
 # the pause point start_held() uses (not part of the extension)
 $router->safe_psql('app', slurp_file(dirname(__FILE__) . '/../lib/move_pause.sql'));
-for my $n (qw(a b))
-{
-	my $connstr = $node{$n}->connstr('app');
-	$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$)");
-}
 $router->safe_psql('app', "SELECT shardid.place_shards('a', 0, 3)");
 is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): a healthy cluster has no problem');
 

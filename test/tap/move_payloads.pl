@@ -23,38 +23,17 @@ use strict;
 use warnings;
 
 use File::Basename qw(dirname);
+use FindBin;
+use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use ShardidTest;
 use Test::More;
 
-unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
-{
-	chomp(my $pgxs = `pg_config --pgxs`);
-	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
-}
 my $move_cli = dirname(__FILE__) . '/../../bin/shardid-move-shard';
 
-sub data_node
-{
-	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf('postgresql.conf', qq{
-max_wal_senders = 20
-max_replication_slots = 20
-max_logical_replication_workers = 8
-wal_retrieve_retry_interval = 200ms
-wal_sender_timeout = 5s
-log_statement = none
-});
-	$node->start;
-	$node->safe_psql('postgres', q{
-CREATE ROLE dbowner LOGIN;
-CREATE ROLE tenant LOGIN;
-CREATE DATABASE app OWNER dbowner;
-});
-	$node->safe_psql('app', q{
-CREATE EXTENSION shardid;
+# Each node: a database owner and a tenant, and their payloads.
+my $payloads = q{
 GRANT CREATE ON DATABASE app TO tenant;
 CREATE SCHEMA audit;
 CREATE TABLE audit.payload_log (what text, who name, sess name, su boolean);
@@ -114,11 +93,11 @@ RESET ROLE;
 CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL,
                            body text NOT NULL DEFAULT tenant_code.dflt() CHECK (tenant_code.check_body(body)));
 CREATE INDEX posts_idx ON public.posts (tenant_code.idx(body));
-});
-	return $node;
-}
+};
 
-my %node = map { $_ => data_node($_) } qw(a b);
+my %node = map {
+	$_ => data_node($_, before => 'CREATE ROLE dbowner LOGIN; CREATE ROLE tenant LOGIN;', owner => 'dbowner', sql => $payloads)
+} qw(a b);
 $node{a}->safe_psql('app', 'SELECT shardid.create_shards(1, 3)');
 $node{b}->safe_psql('app', 'SELECT shardid.create_shards(4, 4)');
 for my $n (qw(a b))
@@ -146,17 +125,7 @@ INSERT INTO shard_0003.posts (user_id, body) SELECT g, 'three ' || g::text FROM 
 $node{b}->safe_psql('app', q{SET ROLE tenant; INSERT INTO shard_0004.posts (user_id) SELECT g FROM generate_series(1, 20) AS g;});
 $node{$_}->safe_psql('app', 'TRUNCATE audit.payload_log') for qw(a b);
 
-my $router = PostgreSQL::Test::Cluster->new('router');
-$router->init;
-$router->append_conf('postgresql.conf', "log_statement = none\n");
-$router->start;
-$router->safe_psql('postgres', 'CREATE DATABASE app');
-$router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
-for my $n (qw(a b))
-{
-	my $connstr = $node{$n}->connstr('app');
-	$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$)");
-}
+my $router = router_node('router', \%node);
 $router->safe_psql('app', "SELECT shardid.place_shards('a', 1, 3) + shardid.place_shards('b', 4, 4)");
 my $router_connstr = $router->connstr('app');
 

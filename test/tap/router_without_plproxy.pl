@@ -15,38 +15,15 @@
 use strict;
 use warnings;
 
-use File::Basename qw(dirname);
+use FindBin;
+use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use ShardidTest;
 use Test::More;
 
-# Cluster.pm's init runs "$PG_REGRESS --config-auth DATADIR", a no-op on
-# Unix that must still succeed: use PGXS's pg_regress unless given one.
-unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
-{
-	chomp(my $pgxs = `pg_config --pgxs`);
-	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
-}
-
-# A data node: logical replication for moves; apply workers restart fast,
-# so consecutive moves to one node do not wait 5 s each.
-sub data_node
-{
-	my ($name) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf('postgresql.conf', qq{
-max_wal_senders = 20
-max_replication_slots = 20
-max_logical_replication_workers = 8
-wal_retrieve_retry_interval = 200ms
-wal_sender_timeout = 5s
-log_statement = none
-});
-	$node->start;
-	$node->safe_psql('postgres', 'CREATE DATABASE app');
-	$node->safe_psql('app', q{
-CREATE EXTENSION shardid;
+# Each node: the template, and the function the router calls there.
+my $node_sql = q{
 CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
 CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE new_id bigint;
@@ -55,11 +32,9 @@ BEGIN
        INTO new_id USING i_shard, i_body;
     RETURN new_id;
 END $$;
-});
-	return $node;
-}
+};
 
-my %node = map { $_ => data_node($_) } qw(a b c);
+my %node = map { $_ => data_node($_, sql => $node_sql) } qw(a b c);
 $node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 3)");
 $node{b}->safe_psql('app', "SELECT shardid.create_shards(4, 5)");
 $node{$_}->safe_psql('app', "SELECT shardid.create_table('public.posts')") for qw(a b c);
@@ -76,21 +51,10 @@ INSERT INTO shard_0004.posts (user_id, body) SELECT g, 'old' FROM generate_serie
 INSERT INTO shard_0005.posts (user_id, body) SELECT g, 'old' FROM generate_series(1, 100) AS g;
 });
 
-my $router = PostgreSQL::Test::Cluster->new('router');
-$router->init;
-$router->append_conf('postgresql.conf', "log_statement = none\n");
-$router->start;
-$router->safe_psql('postgres', 'CREATE DATABASE app');
-
 # The router: dblink and shardid, nothing else.
-$router->safe_psql('app', 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;');
+my $router = router_node('router', \%node);
 is($router->safe_psql('app', "SELECT count(*) FROM pg_extension WHERE extname = 'plproxy'"),
 	'0', 'the router has no PL/Proxy');
-for my $n (qw(a b c))
-{
-	my $connstr = $node{$n}->connstr('app');
-	$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$)");
-}
 is($router->safe_psql('app', "SELECT shardid.place_shards('a', 0, 3) + shardid.place_shards('b', 4, 5)"),
 	'6', 'place_shards() without PL/Proxy places 6 shards');
 is($router->safe_psql('app', 'SELECT count(*) FROM pg_foreign_server'),
