@@ -25,7 +25,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(data_node router_node have_extension router_dblink_sql
-  install_writer leftovers registered_where);
+  node_insert_post_sql install_writer leftovers registered_where);
 
 unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
 {
@@ -126,6 +126,21 @@ $$;
 };
 }
 
+# node_insert_post_sql() — SQL for a node: public.insert_post(shard, body)
+# inserts into the shard's posts and returns the ID.
+sub node_insert_post_sql
+{
+	return q{
+CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE new_id bigint;
+BEGIN
+    EXECUTE format('INSERT INTO %I.posts (user_id, body) VALUES ($1, $2) RETURNING id', shardid.shard_schema(i_shard))
+       INTO new_id USING i_shard, i_body;
+    RETURN new_id;
+END $$;
+};
+}
+
 # install_writer(ROUTER, NODES) — on every node of the array NODES,
 # public.insert_post(shard, body) inserts into the shard's posts and returns
 # the ID; on ROUTER, the same function calls the node the placement names
@@ -138,15 +153,7 @@ $$;
 sub install_writer
 {
 	my ($router, $nodes) = @_;
-	$_->safe_psql('app', q{
-CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE new_id bigint;
-BEGIN
-    EXECUTE format('INSERT INTO %I.posts (user_id, body) VALUES ($1, $2) RETURNING id', shardid.shard_schema(i_shard))
-       INTO new_id USING i_shard, i_body;
-    RETURN new_id;
-END $$;
-}) for @$nodes;
+	$_->safe_psql('app', node_insert_post_sql()) for @$nodes;
 	$router->safe_psql('app', router_dblink_sql() . q{
 CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE sql AS $$
     SELECT t.id FROM public.dblink(public.shard_connstr(i_shard),

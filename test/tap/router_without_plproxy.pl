@@ -23,16 +23,8 @@ use ShardidTest;
 use Test::More;
 
 # Each node: the template, and the function the router calls there.
-my $node_sql = q{
-CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
-CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE new_id bigint;
-BEGIN
-    EXECUTE format('INSERT INTO %I.posts (user_id, body) VALUES ($1, $2) RETURNING id', shardid.shard_schema(i_shard))
-       INTO new_id USING i_shard, i_body;
-    RETURN new_id;
-END $$;
-};
+my $node_sql = 'CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);'
+  . node_insert_post_sql();
 
 my %node = map { $_ => data_node($_, sql => $node_sql) } qw(a b c);
 $node{a}->safe_psql('app', "SELECT shardid.create_shards(0, 3)");
