@@ -19,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
-source test/lib/e2e.sh
+source test/lib/checks.sh
 
 pg_config=$(command -v pg_config) || fail "no pg_config on PATH"
 major=$("$pg_config" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
@@ -38,7 +38,6 @@ chmod 755 "$work"
 installed=
 cleanup() {
 	local rc=$?
-	pg_stop_all
 	if [ -n "$installed" ]; then
 		dpkg -r "$pkg" >"$work/dpkg-r.log" 2>&1 && echo "removed $pkg" || { cat "$work/dpkg-r.log"; echo "dpkg -r $pkg failed"; }
 		# put the checkout's build back for the suites that follow
@@ -108,21 +107,21 @@ owner=$(dpkg -S "$libdir/shardid.so" | cut -d: -f1)
 dpkg -V "$pkg" || fail "dpkg -V $pkg: installed files differ from the package"
 echo "ok - $pkg is installed; its files are in place (dpkg -V)"
 
-pg_start package
-trap cleanup EXIT	# pg_start set its own
-createdb app
-got=$(q -d app <<'SQL'
+# CREATE EXTENSION from the package, on a throw-away cluster of Debian's
+# pg_virtualenv, as the autopkgtest below uses (pg_virtualenv reports on
+# stdout what it creates and drops, so psql writes its result to a file).
+pg_virtualenv -v "$major" psql -X -q -At -v ON_ERROR_STOP=1 -d postgres -o "$work/create.out" <<'SQL' >"$work/create.log" 2>&1 ||
 CREATE EXTENSION shardid;
 CREATE SEQUENCE public.gen;
 SELECT extversion, shardid.id_shard(shardid.next_id(5, 'public.gen')),
        shardid.next_id(5, 'public.gen') < shardid.next_id(5, 'public.gen')
   FROM pg_extension WHERE extname = 'shardid';
 SQL
-)
+	{ cat "$work/create.log"; fail "CREATE EXTENSION shardid from the package failed"; }
+got=$(cat "$work/create.out")
 want=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
 [ "$got" = "$want|5|t" ] || fail "CREATE EXTENSION shardid from the package: $got, expected $want|5|t"
 echo "ok - CREATE EXTENSION shardid from the package: version $want, next_id works"
-pg_stop_all
 
 # The autopkgtest, as autopkgtest runs it: from the source tree, against
 # the installed package, on a throw-away cluster.
@@ -141,7 +140,7 @@ echo "ok - autopkgtest (pg_buildext installcheck) against the installed package:
 mkdir "$work/tap"
 cp -r Makefile shardid.control bin sql src test build "$work/tap/"
 chown -R postgres: "$work/tap"
-(cd "$work/tap" && as_postgres env PATH="$PATH" make -s installcheck-tap PG_CONFIG="$pg_config" \
+(cd "$work/tap" && runuser -u postgres -- env PATH="$PATH" make -s installcheck-tap PG_CONFIG="$pg_config" \
 	PROVE_TESTS=test/tap/update.pl PROVE_FLAGS=-v) >"$work/update.log" 2>&1 ||
 	{ tail -40 "$work/update.log"; fail "test/tap/update.pl failed against the installed package"; }
 echo "ok - test/tap/update.pl against the installed package: $(grep -c '^ok [0-9]' "$work/update.log") checks passed"

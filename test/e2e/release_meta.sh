@@ -12,7 +12,7 @@
 # Needs no server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source test/lib/e2e.sh
+source test/lib/checks.sh
 
 ctl=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
 [ -n "$ctl" ] || fail "no default_version in shardid.control"

@@ -21,7 +21,8 @@ NEW=${2:-17}
 [ "$OLD" = 15 ] || { echo "logical_upgrade.sh: the old server is this host's PostgreSQL 15, not $OLD" >&2; exit 2; }
 export SHARDID_PG=$OLD
 source test/lib/deps.sh
-source test/lib/e2e.sh
+source test/lib/checks.sh
+source test/majors/lib/server.sh
 source test/lib/roots.sh
 install_deps
 make -s clean >/dev/null

@@ -28,7 +28,8 @@ cd "$(dirname "$0")/../.."
 OLD=${1:-18}
 NEW=${2:-19}
 [ "$NEW" -ge 19 ] || { echo "logical_upgrade_19.sh: sequence replication needs a PostgreSQL 19 server, not $NEW" >&2; exit 2; }
-source test/lib/e2e.sh
+source test/lib/checks.sh
+source test/majors/lib/server.sh
 source test/lib/roots.sh
 command -v psql >/dev/null || fail "no psql on this host"
 export PGUSER=postgres

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# test/lib/server.sh — start and stop private PostgreSQL servers for shardid's
-# scripts. Source it; it defines:
+# test/majors/lib/server.sh — start and stop private PostgreSQL servers for the
+# tests across majors (the only bash that starts servers: they run inside
+# two Debian roots at once). Source it; it defines:
 #
 #   pg_start NAME [postgresql.conf lines...]
 #       initdb + start a server as the postgres user in a fresh directory,
