@@ -2,7 +2,7 @@
 -- they skip on a re-run, and their refusals (a transaction block, bad
 -- arguments, missing privileges), each before anything is created. Runs in
 -- its own database. The 8192-shard run on a default-configured server, with
--- an interruption, is test/e2e/shards_8192.sh.
+-- an interruption, is test/tap/shards_8192.pl.
 SET client_min_messages = warning;
 \set regress_db :DBNAME
 DROP DATABASE IF EXISTS regress_shards_proc;
