@@ -102,22 +102,25 @@ sub pg_env
 # pytest_ok(NAME, {cwd, env}, ARG...) — run Debian's pytest on ARG... (test
 # files): one test that it passed, one that it skipped nothing (a live or
 # fixture test that skips itself would hide a failure). Notes pytest's
-# summary line; returns the output.
+# summary line and the lines "note: ..." the tests print (figures);
+# returns the output.
 sub pytest_ok
 {
 	my ($name, $opt, @args) = @_;
 	my ($rc, $out) = run_cmd({ %$opt, env => { PYTHONDONTWRITEBYTECODE => 1, %{ $opt->{env} // {} } } },
-		$PYTHON, '-m', 'pytest', '-v', '-rs', '-p', 'no:cacheprovider', @args);
+		$PYTHON, '-m', 'pytest', '-v', '-rsP', '-p', 'no:cacheprovider', @args);
 	my ($summary) = $out =~ /^=+ (.*\d+ passed.*?) =+$/m;
 	is($rc, 0, "$name: pytest passes") or diag($out);
 	ok(defined $summary && $summary !~ /skipped|deselected|xfail|xpass/, "$name: pytest skipped nothing")
 	  or diag($out);
 	note("$name: " . ($summary // '?'));
+	note($_) for $out =~ /^note: (.*)$/mg;
 	return $out;
 }
 
 # node_test_ok(NAME, {cwd, env}, FILE...) — run node --test on FILE...:
-# one test that it passed, one that it skipped nothing. Notes the counts.
+# one test that it passed, one that it skipped nothing. Notes the counts
+# and the lines "note: ..." the tests print (figures).
 sub node_test_ok
 {
 	my ($name, $opt, @files) = @_;
@@ -125,6 +128,7 @@ sub node_test_ok
 	is($rc, 0, "$name: node --test passes") or diag($out);
 	like($out, qr/^# skipped 0$/m, "$name: node --test skipped nothing") or diag($out);
 	note("$name: " . join(', ', $out =~ /^# ((?:tests|pass|fail) \d+)$/mg));
+	note($_) for $out =~ /^# note: (.*)$/mg;
 	return $out;
 }
 
