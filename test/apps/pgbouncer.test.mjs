@@ -22,18 +22,18 @@ test('node-postgres through pgbouncer', async (t) => {
     await t.test('unnamed statements', async () => {
       const unnamed = await Promise.all([...Array(400).keys()].map(() => insert(undefined)));
       assert.equal(unnamed.length, 400);
-      console.log(`note: node-postgres unnamed statements: 400 inserts from 8 clients, ids like ${unnamed[0].rows[0].id}`);
+      console.log(`node-postgres unnamed statements: 400 inserts from 8 clients, ids like ${unnamed[0].rows[0].id}`);
     });
     await t.test('named statements', async () => {
       const results = await Promise.allSettled([...Array(200).keys()].map(() => insert('photo_insert')));
       const failed = results.filter((r) => r.status === 'rejected').map((r) => r.reason.code);
       if (namedOk) {
         assert.deepEqual(failed, []);
-        console.log('note: node-postgres named statements work with max_prepared_statements (pgbouncer >= 1.21)');
+        console.log('node-postgres named statements work with max_prepared_statements (pgbouncer >= 1.21)');
       } else {
         assert.ok(failed.length > 0, 'named statements failed');
         assert.deepEqual(failed.filter((c) => c !== '26000' && c !== '42P05'), []);
-        console.log(`note: node-postgres named statements fail before pgbouncer 1.21 (${failed.length} of 200: ${[...new Set(failed)]})`);
+        console.log(`node-postgres named statements fail before pgbouncer 1.21 (${failed.length} of 200: ${[...new Set(failed)]})`);
       }
     });
   } finally {

@@ -37,16 +37,16 @@ def run(prepare_threshold):
 def test_unnamed_statements():
     errors = run(None)
     assert not errors, errors
-    print("note: psycopg prepare_threshold=None: 360 inserts from 6 clients over 2 server connections")
+    print("psycopg prepare_threshold=None: 360 inserts from 6 clients over 2 server connections")
 
 
 def test_named_statements():
     errors = run(0)  # prepare every statement: named server-side prepared statements
     if NAMED_OK:
         assert not errors, errors
-        print("note: psycopg named prepared statements work with max_prepared_statements (pgbouncer >= 1.21)")
+        print("psycopg named prepared statements work with max_prepared_statements (pgbouncer >= 1.21)")
     else:
         states = sorted({e.sqlstate for e in errors})
         assert errors and set(states) <= {"26000", "42P05"}, (states, errors)
-        print(f"note: psycopg named prepared statements fail before pgbouncer 1.21"
+        print(f"psycopg named prepared statements fail before pgbouncer 1.21"
               f" ({len(errors)} of 6 clients: {', '.join(states)})")

@@ -102,8 +102,8 @@ sub pg_env
 # pytest_ok(NAME, {cwd, env}, ARG...) — run Debian's pytest on ARG... (test
 # files): one test that it passed, one that it skipped nothing (a live or
 # fixture test that skips itself would hide a failure). Notes pytest's
-# summary line and the lines "note: ..." the tests print (figures);
-# returns the output.
+# summary line and what the tests print (figures, versions); returns the
+# output.
 sub pytest_ok
 {
 	my ($name, $opt, @args) = @_;
@@ -114,13 +114,20 @@ sub pytest_ok
 	ok(defined $summary && $summary !~ /skipped|deselected|xfail|xpass/, "$name: pytest skipped nothing")
 	  or diag($out);
 	note("$name: " . ($summary // '?'));
-	note($_) for $out =~ /^note: (.*)$/mg;
+	# -rP: the output of each passed test, after a line "--- Captured stdout call ---"
+	my $printed = 0;
+	for (split /\n/, $out)
+	{
+		if (/^-+ Captured stdout \w+ -+$/) { $printed = 1; next; }
+		$printed = 0 if /^(?:-{3,}|_{3,}|={3,})/;
+		note($_) if $printed && /\S/;
+	}
 	return $out;
 }
 
 # node_test_ok(NAME, {cwd, env}, FILE...) — run node --test on FILE...:
-# one test that it passed, one that it skipped nothing. Notes the counts
-# and the lines "note: ..." the tests print (figures).
+# one test that it passed, one that it skipped nothing. Notes the counts,
+# the top-level tests and what the tests print (figures, versions).
 sub node_test_ok
 {
 	my ($name, $opt, @files) = @_;
@@ -128,7 +135,10 @@ sub node_test_ok
 	is($rc, 0, "$name: node --test passes") or diag($out);
 	like($out, qr/^# skipped 0$/m, "$name: node --test skipped nothing") or diag($out);
 	note("$name: " . join(', ', $out =~ /^# ((?:tests|pass|fail) \d+)$/mg));
-	note($_) for $out =~ /^# note: (.*)$/mg;
+	note($_) for $out =~ /^((?:not )?ok \d+ - .*)$/mg;    # the top-level tests
+	# the reporter passes what a test prints on as top-level "# " lines
+	note($_) for grep { !/^(?:Subtest: |(?:tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) \d)/ }
+	  $out =~ /^# (.*\S.*)$/mg;
 	return $out;
 }
 
