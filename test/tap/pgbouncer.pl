@@ -75,7 +75,8 @@ for (1 .. 100)
 	select(undef, undef, undef, 0.1);
 }
 ok(-S "$dir/.s.PGSQL.$port", "pgbouncer $version listens")
-  or BAIL_OUT('pgbouncer did not start: ' . PostgreSQL::Test::Utils::slurp_file("$dir/pgbouncer.log"));
+  or BAIL_OUT('pgbouncer did not start: '
+	  . (-e "$dir/pgbouncer.log" ? PostgreSQL::Test::Utils::slurp_file("$dir/pgbouncer.log") : "no $dir/pgbouncer.log"));
 my $B = "host=$dir port=$port user=$user";
 note("pgbouncer $version, transaction mode, 2 server connections for app");
 
