@@ -1,5 +1,5 @@
 // Tests of shardid-ids.mjs: fixed vectors, and (with SHARDID_FIXTURE set to a
-// JSON file written by test/e2e/clients.sh) IDs and codes made by a real server.
+// JSON file written by test/tap/clients.pl) IDs and codes made by a real server.
 //   node --test
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -85,7 +85,7 @@ test('fromShortcode is linear in the length of its input', () => {
 });
 
 const fixturePath = process.env.SHARDID_FIXTURE;
-test('server fixture (test/e2e/clients.sh)', { skip: !fixturePath && 'SHARDID_FIXTURE not set' }, async (t) => {
+test('server fixture (test/tap/clients.pl)', { skip: !fixturePath && 'SHARDID_FIXTURE not set' }, async (t) => {
   const fixture = JSON.parse(readFileSync(fixturePath, 'utf8'));
   assert.ok(fixture.layouts.length >= 2);
 

@@ -1,5 +1,5 @@
 // Unit tests of shardid-router.mjs with a fake router, fake pools and a fake
-// clock: no server. test/e2e/apps.sh runs it against real servers and through
+// clock: no server. test/tap/apps.pl runs it against real servers and through
 // an online move.
 //   node --test shardid-router.test.mjs
 import { test } from 'node:test';
@@ -484,10 +484,10 @@ test('SQLSTATEs through ORM wrappers', () => {
   assert.equal(moveErrorKind(Object.assign(new Error('x'), { code: 'ECONNREFUSED' })), null);
 });
 
-// Against a router and two nodes (test/e2e/apps.sh): shards 0-7 on a, 8-15 on
+// Against a router and two nodes (test/tap/apps.pl): shards 0-7 on a, 8-15 on
 // b, each with a table posts (id, user_id, body).
 const live = process.env.SHARDID_LIVE && JSON.parse(process.env.SHARDID_LIVE);
-test('live: a router and two nodes', { skip: !live && 'SHARDID_LIVE not set (test/e2e/apps.sh sets it)' }, async (t) => {
+test('live: a router and two nodes', { skip: !live && 'SHARDID_LIVE not set (test/tap/apps.pl sets it)' }, async (t) => {
   const pg = (await import('pg')).default;
   pg.types.setTypeParser(pg.types.builtins.INT8, BigInt);
   const m = new ShardMap({ router: live.router, nodes: live.nodes, retryDeadline: 5000 });

@@ -1,7 +1,7 @@
 """Tests of shardid_ids: fixed vectors, and (with SHARDID_FIXTURE set to a JSON
-file written by test/e2e/clients.sh) IDs and codes made by a real server.
+file written by test/tap/clients.pl) IDs and codes made by a real server.
 
-    python3 -m unittest -v test_shardid_ids
+    python3 -m pytest test_shardid_ids.py     (or: python3 -m unittest -v test_shardid_ids)
 """
 
 import json
@@ -107,7 +107,7 @@ class FixedVectors(unittest.TestCase):
 
 @unittest.skipUnless(os.environ.get("SHARDID_FIXTURE"), "SHARDID_FIXTURE not set")
 class ServerFixture(unittest.TestCase):
-    """IDs, decodes and short codes made by PostgreSQL (test/e2e/clients.sh)."""
+    """IDs, decodes and short codes made by PostgreSQL (test/tap/clients.pl)."""
 
     @classmethod
     def setUpClass(cls):

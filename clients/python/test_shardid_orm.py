@@ -1,8 +1,8 @@
 """Unit tests of the ORM integrations (shardid_sqlalchemy, shardid_django)
 with a fake shard map: no server (engines are made but never connect).
-test/e2e/apps.sh runs their example apps and writers against real servers.
+test/tap/apps.pl runs their example apps and writers against real servers.
 
-    python3 -m unittest -v test_shardid_orm
+    python3 -m pytest test_shardid_orm.py
 """
 
 import json

@@ -1,8 +1,8 @@
 """Unit tests of shardid_router.ShardMap with a fake router, fake pools and a
-fake clock: no server. test/e2e/apps.sh runs the same module against real
+fake clock: no server. test/tap/apps.pl runs the same module against real
 servers and through an online move.
 
-    python3 -m unittest -v test_shardid_router
+    python3 -m pytest test_shardid_router.py
 """
 
 import contextlib
@@ -656,9 +656,9 @@ class Errors(unittest.TestCase):
 LIVE = os.environ.get("SHARDID_LIVE")
 
 
-@unittest.skipUnless(LIVE, "SHARDID_LIVE not set (test/e2e/apps.sh sets it)")
+@unittest.skipUnless(LIVE, "SHARDID_LIVE not set (test/tap/apps.pl sets it)")
 class Live(unittest.TestCase):
-    """Against a router and two nodes (test/e2e/apps.sh): shards 0-7 on a,
+    """Against a router and two nodes (test/tap/apps.pl): shards 0-7 on a,
     8-15 on b, each with a table posts (id, user_id, body)."""
 
     @classmethod

@@ -9,11 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 source test/lib/e2e.sh
-source test/lib/apps.sh
+source test/lib/deps.sh
 PATH=$(pg_config --bindir):$PATH
 export PATH
 
-apps_need git pgxnclient unzip
+deps_need git pgxnclient unzip
 
 version=$(perl -MJSON::PP -e 'local $/; print JSON::PP->new->decode(<STDIN>)->{version}' <META.json)
 work=$(mktemp -d /tmp/shardid-zip.XXXXXX)
@@ -39,8 +39,8 @@ echo "# $(wc -l <"$work/files") files, $(du -k "$zip" | cut -f1) kB"
 perl -MJSON::PP -e 'local $/; my $m = JSON::PP->new->decode(<STDIN>);
 	for my $p (values %{$m->{provides}}) { print "$_\n" for grep { defined } $p->{file}, $p->{docfile} }' <META.json >"$work/named"
 echo META.json >>"$work/named"
-missing=$(comm -23 <(sort -u "$work/named") "$work/files")
-expect "files META.json names that the zip lacks" "${missing:-none}" none
+lacking=$(comm -23 <(sort -u "$work/named") "$work/files")
+expect "files META.json names that the zip lacks" "${lacking:-none}" none
 # the development version's scripts are built by make, never shipped
 dev=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
 built=$(grep -E "^build/|shardid--([0-9.]+--)?${dev//./\\.}\.sql\$|\.(o|so|bc)\$|^results/" "$work/files" || true)

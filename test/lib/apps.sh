@@ -1,63 +1,18 @@
-# shellcheck shell=bash disable=SC2034  # PYTHON, NODE, NODES, ...: set here for the scripts that source this file
-# test/lib/apps.sh — shared by the application tests (test/e2e/apps*.sh,
-# pgbouncer.sh): Debian packages or a visible skip, Debian's node with
-# node-pg, and a router with two data nodes holding 16 shards.
-# Source it after test/lib/e2e.sh.
+# shellcheck shell=bash disable=SC2034  # PYTHON, NODES, ...: set here for the scripts that source this file
+# test/lib/apps.sh — what is left of the application tests' bash helpers,
+# for bench/routing only: Debian packages, and a router with two data nodes
+# holding 16 shards on private servers (test/lib/server.sh). The tests
+# themselves are TAP files on PostgreSQL::Test::Cluster (test/tap/apps.pl
+# and the others using test/tap/ShardidApps.pm, whose apps_cluster is this
+# one's counterpart). Source it after test/lib/e2e.sh.
+
+# shellcheck source=test/lib/deps.sh
+source "$(dirname "${BASH_SOURCE[0]}")/deps.sh"
 
 PYTHON=/usr/bin/python3
-NODE=/usr/bin/node
 
-# apps_need PACKAGE... — install Debian packages; exit 77 (skip) naming the
-# first one this Debian suite does not have.
-apps_need() {
-	local need=() p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need+=("$p")
-	done
-	[ ${#need[@]} -gt 0 ] || return 0
-	[ "$(id -u)" = 0 ] || fail "Debian packages missing: ${need[*]}"
-	for p in "${need[@]}"; do
-		if [ -z "$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)')" ]; then
-			apt-get update -q >/dev/null 2>&1 || true
-			if [ -z "$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)')" ]; then
-				echo "SKIP: Debian $(. /etc/os-release; echo "${VERSION_CODENAME:-$VERSION_ID}") has no package $p"
-				exit 77
-			fi
-		fi
-	done
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
-}
-
-# apps_js_available — true if nodejs is (or can be) Debian's, so Debian's
-# node-* packages fit it. NodeSource's build (on this project's Debian 12
-# host) cannot take them: the scripts then run their Python parts, skip the
-# JavaScript ones and exit 77 ("SKIP: ...") at the end; the Debian roots of
-# test/matrix run everything. SHARDID_APPS_NO_JS=1 forces the same (to test
-# that path in a root).
-apps_js_available() {
-	local v
-	[ -z "${SHARDID_APPS_NO_JS:-}" ] || return 1
-	v=$(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || true)
-	[[ "$v" != *nodesource* ]]
-}
-
-# apps_js_skipped WHAT — the closing line of a script whose JavaScript parts
-# did not run: exit 77 (skip) with the reason.
-apps_js_skipped() {
-	local why
-	why="nodejs $(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || echo '?') is not Debian's"
-	[ -z "${SHARDID_APPS_NO_JS:-}" ] || why="SHARDID_APPS_NO_JS is set"
-	echo "SKIP: $1 not run: $why (the Python parts passed; the Debian roots run everything)"
-	exit 77
-}
-
-# apps_js_dir DIR — the JavaScript clients in DIR with node-postgres (Debian's
-# node-pg) as node_modules/pg, where an ES module import finds it.
-apps_js_dir() {
-	mkdir -p "$1/node_modules"
-	cp "$top"/clients/js/*.mjs "$top"/clients/js/package.json "$1/"
-	ln -sfn /usr/share/nodejs/pg "$1/node_modules/pg"
-}
+# apps_need PACKAGE... — deps_need of test/lib/deps.sh.
+apps_need() { deps_need "$@"; }
 
 # apps_cluster [postgresql.conf lines...] — a router (dblink for the moves
 # and shardid: the applications route themselves, no PL/Proxy) and

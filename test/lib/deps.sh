@@ -23,6 +23,22 @@ shardid_deps() {
 		libtap-parser-sourcehandler-pgtap-perl libipc-run-perl faketime libgtest-dev gnuplot-nox
 }
 
+# The packages of the client and application tests (test/tap/clients.pl,
+# pgbouncer.pl, orm_recipes.pl, apps.pl: Debian's python3-pytest and node
+# --test) and of the release checks, installed where this Debian suite has
+# them: the TAP files skip, naming what is missing, where it has not. The
+# JavaScript ones only where nodejs is Debian's (or not installed):
+# NodeSource's build (this project's Debian 12 host) cannot take Debian's
+# node-pg and npm, and the JavaScript parts are skipped there.
+shardid_test_deps() {
+	echo python3 python3-pytest python3-psycopg python3-psycopg-pool python3-psycopg2 \
+		python3-sqlalchemy python3-django python3-alembic pgbouncer git pgxnclient unzip
+	deps_nodesource || echo nodejs node-pg npm
+}
+
+# Whether the installed nodejs is NodeSource's build, not Debian's.
+deps_nodesource() { [[ "$(dpkg-query -W -f='${Version}' nodejs 2>/dev/null || true)" == *nodesource* ]]; }
+
 # The extensions the tests use: NAME SOURCE-PACKAGE BUILD-DEPENDS...
 shardid_extensions() {
 	echo "pgtap pgtap"
@@ -66,11 +82,14 @@ build_extension() {
 }
 
 install_deps() {
-	local missing=() build=() p name src bdeps why var
+	local missing=() build=() optional=() absent=() p name src bdeps why var
 	export PATH=/usr/lib/postgresql/$SHARDID_PG/bin:$PATH
 	export PG_CONFIG=/usr/lib/postgresql/$SHARDID_PG/bin/pg_config
 	for p in $(shardid_deps) "$@"; do
 		deps_installed "$p" || missing+=("$p")
+	done
+	for p in $(shardid_test_deps); do
+		deps_installed "$p" || optional+=("$p")
 	done
 	while read -r name src bdeps; do
 		deps_installed "postgresql-$SHARDID_PG-$name" ||
@@ -78,9 +97,14 @@ install_deps() {
 			build+=("$name")
 	done < <(shardid_extensions)
 	export DEBIAN_FRONTEND=noninteractive
-	if [ ${#missing[@]} -gt 0 ] || [ ${#build[@]} -gt 0 ]; then
+	if [ ${#missing[@]} -gt 0 ] || [ ${#build[@]} -gt 0 ] || [ ${#optional[@]} -gt 0 ]; then
 		apt-get update -q >/dev/null
 	fi
+	for p in "${optional[@]}"; do
+		if deps_in_archive "$p"; then missing+=("$p"); else absent+=("$p"); fi
+	done
+	[ ${#absent[@]} -eq 0 ] ||
+		echo "not in the archive (the tests that need them are skipped): ${absent[*]}"
 	# an extension the archive packages for this major is installed from there
 	local from_source=()
 	for name in "${build[@]}"; do
@@ -107,4 +131,26 @@ install_deps() {
 		fi
 	done < <(shardid_extensions)
 	return 0
+}
+
+# deps_need PACKAGE... — for scripts that run as root (the release checks,
+# bench/): install the Debian packages that are missing; exit 77 (skip)
+# naming the first one this Debian suite does not have.
+deps_need() {
+	local need=() p
+	for p in "$@"; do
+		deps_installed "$p" || need+=("$p")
+	done
+	[ ${#need[@]} -gt 0 ] || return 0
+	[ "$(id -u)" = 0 ] || { echo "FAIL: Debian packages missing: ${need[*]}" >&2; exit 1; }
+	for p in "${need[@]}"; do
+		if [ -z "$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)')" ]; then
+			apt-get update -q >/dev/null 2>&1 || true
+			if [ -z "$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)')" ]; then
+				echo "SKIP: Debian $(. /etc/os-release; echo "${VERSION_CODENAME:-$VERSION_ID}") has no package $p"
+				exit 77
+			fi
+		fi
+	done
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
 }

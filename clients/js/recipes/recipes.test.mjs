@@ -2,7 +2,7 @@
 // inserts into public.photos (id DEFAULT shardid.next_id(5, ...)), reads the
 // row back by its ID, and the ID it hands back is exact (the server's
 // id::text) and decodes to shard 5; each trap the page warns about is shown
-// to happen. test/e2e/orm_recipes.sh makes the table and runs it with the
+// to happen. test/tap/orm_recipes.pl makes the table and runs it with the
 // versions pinned in package-lock.json.
 //   PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... node --test recipes.test.mjs
 import 'reflect-metadata';

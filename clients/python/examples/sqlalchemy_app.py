@@ -4,7 +4,8 @@ in every shard's table posts; the model names the placeholder schema "shard".
 
     SHARDID_ROUTER='host=... dbname=app' SHARDID_NODES='{"a": "...", "b": "..."}' python3 sqlalchemy_app.py
 
-test/e2e/apps_orm.sh runs it against a router and two nodes.
+examples/test_examples.py runs it against a router and two nodes
+(test/tap/apps.pl).
 """
 import json
 import os

@@ -1,8 +1,8 @@
 """The SQLAlchemy recipe of docs/applications.md, tested on a database with
-shardid (test/e2e/orm_recipes.sh): server_default, RETURNING, return_defaults
+shardid (test/tap/orm_recipes.pl): server_default, RETURNING, return_defaults
 for bulk saves, and schema_translate_map for a logical shard.
 
-    PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... python3 test_sqlalchemy_recipe.py
+    PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... python3 -m pytest test_sqlalchemy_recipe.py
 """
 import os
 import sys

@@ -3,7 +3,8 @@ database alias per node, posts in the shard of their user (user_id % 16).
 
     SHARDID_ROUTER='host=... dbname=app' SHARDID_NODES='{"a": "...", "b": "..."}' python3 app.py
 
-test/e2e/apps_orm.sh runs it against a router and two nodes.
+examples/test_examples.py runs it against a router and two nodes
+(test/tap/apps.pl).
 """
 import json
 import os

@@ -1,12 +1,12 @@
 """The Alembic recipe of docs/shards.md, tested on a database with shardid
-and dblink (test/e2e/orm_recipes.sh): on a sharded table public.photos
+and dblink (test/tap/orm_recipes.pl): on a sharded table public.photos
 (4 shards), `alembic upgrade head` runs 0001 (apply_ddl() adds a column
 with a default) and 0002 (apply_ddl() builds an index CONCURRENTLY), each
 in op.get_context().autocommit_block(); `alembic downgrade base` drops
 both through apply_ddl(). The trap: the same CALL in Alembic's transaction
 is refused (25001).
 
-    PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... python3 test_alembic_recipe.py
+    PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... python3 -m pytest test_alembic_recipe.py
 """
 import os
 import sys

@@ -1,12 +1,12 @@
 """The Django recipe of docs/applications.md, tested on a database with
-shardid (test/e2e/orm_recipes.sh): migrations 0001 (BigAutoField + RunSQL
+shardid (test/tap/orm_recipes.pl): migrations 0001 (BigAutoField + RunSQL
 DEFAULT on a generator sequence of its own) to 0004, with the traps they
 show: a BigIntegerField primary key sends NULL, AlterField back to
 BigAutoField replaces the shardid DEFAULT, loaddata resets a generator that
 is the column's own sequence, serializers write IDs as JSON numbers; and
 0005 to 0007: a sharded table changed by apply_ddl() (atomic = False).
 
-    PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... python3 test_django_recipe.py
+    PGHOST=... PGPORT=... PGUSER=... PGDATABASE=... python3 -m pytest test_django_recipe.py
 """
 import io
 import json

@@ -1,4 +1,4 @@
-"""A reader for test/e2e/apps.sh: ShardMap.fan_out() over every placed shard,
+"""A reader for test/tap/apps.pl: ShardMap.fan_out() over every placed shard,
 in batches of 4 shards, pass after pass until the stop file exists, with a
 map that is never reloaded on its interval (reload_interval = 1 hour): only
 the errors of a moved shard make it read the placement again. Each pass must

@@ -1,4 +1,4 @@
-"""A writer for test/e2e/apps.sh, through the Python shard map directly
+"""A writer for test/tap/apps.pl, through the Python shard map directly
 (MODE map), SQLAlchemy's horizontal sharding (sqlalchemy) or the Django
 router (django): inserts into the given shards in turn until the stop file
 exists, reads every row back by its ID, and writes one line per
@@ -66,7 +66,7 @@ elif mode == "sqlalchemy":
         return transaction(m, Session, m.shard_of(id), lambda s: (lambda p: p and p.body)(s.get(Post, id)))
 
 elif mode == "django":
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                     "clients", "python", "examples", "django_app"))
     import django
     from django.conf import settings

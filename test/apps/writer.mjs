@@ -1,4 +1,4 @@
-// A writer through the JavaScript shard map, for test/e2e/apps.sh: inserts
+// A writer through the JavaScript shard map, for test/tap/apps.pl: inserts
 // into the given shards in turn until the stop file exists, reads every row
 // back by its ID, and writes one line per acknowledged insert to the output
 // file: "ID SHARD RETRIES MILLISECONDS". Any error but the shard map's own
