@@ -4,11 +4,12 @@
 # such as a Debian root's, from a throw-away repository of the copy), it
 # holds META.json and every file META.json names and no built file; Debian's
 # pgxnclient installs it (`pgxn install ZIP`: make, make install) and
-# `pgxn check ZIP` runs its regression tests against a private server.
+# `pgxn check ZIP` runs its regression tests against a throw-away cluster
+# of Debian's pg_virtualenv.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
-source test/lib/e2e.sh
+source test/lib/checks.sh
 source test/lib/deps.sh
 PATH=$(pg_config --bindir):$PATH
 export PATH
@@ -17,7 +18,7 @@ deps_need git pgxnclient unzip
 
 version=$(perl -MJSON::PP -e 'local $/; print JSON::PP->new->decode(<STDIN>)->{version}' <META.json)
 work=$(mktemp -d /tmp/shardid-zip.XXXXXX)
-trap 'pg_stop_all; rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT
 zip=$work/shardid-$version.zip
 g=(git -c user.name=test -c user.email=test@localhost -c safe.directory='*')
 if "${g[@]}" rev-parse --is-inside-work-tree >/dev/null 2>&1 && [ "$("${g[@]}" rev-parse --show-toplevel)" = "$top" ]; then
@@ -56,10 +57,11 @@ ext=$(pg_config --sharedir)/extension
 	fail "pgxn install did not put the install script in $ext"
 ok "pgxn install $(basename "$zip") (pgxnclient $(dpkg-query -W -f='${Version}' pgxnclient))"
 
-# pgxn check: the distribution's regression tests (make installcheck) on a private server
-pg_start zip
-(cd "$work" && pgxn check --pg_config "$(command -v pg_config)" -h "$PGHOST" -p "$PGPORT" -U postgres -d pgxn_check \
-	"./shardid-$version.zip") >"$work/check.log" 2>&1 ||
+# pgxn check: the distribution's regression tests (make installcheck) on a
+# throw-away cluster (pg_virtualenv: PGHOST, PGPORT, PGUSER, PGPASSWORD)
+major=$(pg_config --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
+(cd "$work" && pg_virtualenv -v "$major" bash -c 'pgxn check --pg_config "$(command -v pg_config)" \
+	-h "$PGHOST" -p "$PGPORT" -U "$PGUSER" -d pgxn_check "$1"' _ "./shardid-$version.zip") >"$work/check.log" 2>&1 ||
 	{ cat "$work/check.log"; cat "$work"/regression.diffs 2>/dev/null | head -50; fail "pgxn check"; }
 grep -qE "All [0-9]+ tests passed|^# All [0-9]+ tests passed|[0-9]+ tests passed" "$work/check.log" ||
 	{ cat "$work/check.log"; fail "pgxn check did not report its tests passing"; }

@@ -14,7 +14,7 @@
 # signed index; the root needs a deb-src line: test/lib/roots.sh) with PGXS
 # against this major's pg_config, and installed. If that fails, the suites
 # that need the extension are skipped, and say why: the reason is exported
-# as SHARDID_NO_PGTAP or SHARDID_NO_PLPROXY (need_extension in e2e.sh).
+# as SHARDID_NO_PGTAP or SHARDID_NO_PLPROXY (test/run-all prints it).
 
 SHARDID_PG=${SHARDID_PG:-15}
 
@@ -23,14 +23,15 @@ shardid_deps() {
 		libtap-parser-sourcehandler-pgtap-perl libipc-run-perl faketime libgtest-dev gnuplot-nox
 }
 
-# The packages of the client and application tests (test/tap/clients.pl,
-# pgbouncer.pl, orm_recipes.pl, apps.pl: Debian's python3-pytest and node
-# --test) and of the release checks, installed where this Debian suite has
+# The packages of pg_cron (none for 19 yet), of the client and application
+# tests (test/tap/clients.pl, pgbouncer.pl, orm_recipes.pl, apps.pl:
+# Debian's python3-pytest and node --test) and of the release checks, installed where this Debian suite has
 # them: the TAP files skip, naming what is missing, where it has not. The
 # JavaScript ones only where nodejs is Debian's (or not installed):
 # NodeSource's build (this project's Debian 12 host) cannot take Debian's
 # node-pg and npm, and the JavaScript parts are skipped there.
 shardid_test_deps() {
+	echo "postgresql-$SHARDID_PG-cron"	# test/tap/rebalance.pl's scheduled step
 	echo python3 python3-pytest python3-psycopg python3-psycopg-pool python3-psycopg2 \
 		python3-sqlalchemy python3-django python3-alembic pgbouncer git pgxnclient unzip
 	deps_nodesource || echo nodejs node-pg npm
