@@ -25,7 +25,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(data_node router_node have_extension router_dblink_sql
-  node_insert_post_sql install_writer leftovers registered_where);
+  node_insert_post_sql writer_sql install_writer leftovers registered_where);
 
 unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
 {
@@ -141,15 +141,58 @@ END $$;
 };
 }
 
+# writer_sql() — SQL for the router of a test that writes while shards
+# move: public.written records each acknowledged ID (n: the order the
+# application got them; key: what it was written for; retries), and
+# CALL public.writer(keys, count, pause) calls public.insert_post(key,
+# body), which the test defines, for keys[1], keys[2], ... in turn (NULL:
+# the shards 0 .. n-1 of shardid.placement when it starts), retrying in a
+# new transaction what a move refuses (a frozen shard is read-only, a shard
+# between nodes is not there, a node not reachable yet), until it has
+# written count rows (NULL: until a row is put in public.stop_writer).
+# Run it in a background_psql session, or a psql of its own.
+sub writer_sql
+{
+	return q{
+CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, key bigint NOT NULL,
+                             retries integer NOT NULL DEFAULT 0);
+CREATE TABLE public.stop_writer (stop boolean);
+CREATE PROCEDURE public.writer(i_keys integer[] DEFAULT NULL, i_count integer DEFAULT NULL,
+                               i_pause float8 DEFAULT 0.005) LANGUAGE plpgsql AS $$
+DECLARE
+    keys integer[] := COALESCE(i_keys, ARRAY(SELECT g FROM generate_series(0, (SELECT count(*) FROM shardid.placement)::integer - 1) AS g));
+    k integer; new_id bigint; tries integer; i integer := 0;
+BEGIN
+    WHILE i < COALESCE(i_count, i + 1) AND NOT EXISTS (SELECT FROM public.stop_writer) LOOP
+        i := i + 1;
+        k := keys[1 + i % cardinality(keys)];
+        tries := 0;
+        LOOP
+            BEGIN
+                new_id := public.insert_post(k, 'writer ' || i);
+                EXIT;
+            EXCEPTION WHEN read_only_sql_transaction OR undefined_object OR undefined_table
+                           OR sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
+                tries := tries + 1;
+                IF tries > 5000 THEN RAISE; END IF;
+            END;
+            COMMIT;
+            PERFORM pg_sleep(0.002);
+        END LOOP;
+        INSERT INTO public.written (id, key, retries) VALUES (new_id, k, tries);
+        COMMIT;
+        PERFORM pg_sleep(i_pause);
+    END LOOP;
+END $$;
+};
+}
+
 # install_writer(ROUTER, NODES) — on every node of the array NODES,
 # public.insert_post(shard, body) inserts into the shard's posts and returns
 # the ID; on ROUTER, the same function calls the node the placement names
-# (over dblink), public.written records each acknowledged ID, and
-# CALL public.writer() inserts into shards 0 .. shards-1 in turn (shards:
-# the count of shardid.placement when it starts), retrying what a move
-# refuses (a frozen shard is read-only, a shard between nodes is not
-# there), until a row is put in public.stop_writer. Run it in a
-# background_psql session.
+# (over dblink), and writer_sql()'s table and writer: CALL public.writer()
+# inserts into every placed shard in turn until a row is put in
+# public.stop_writer.
 sub install_writer
 {
 	my ($router, $nodes) = @_;
@@ -159,35 +202,7 @@ CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint 
     SELECT t.id FROM public.dblink(public.shard_connstr(i_shard),
                                    format('SELECT public.insert_post(%s, %L)', i_shard, i_body)) AS t(id bigint)
 $$;
-CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE);
-CREATE TABLE public.stop_writer (stop boolean);
-CREATE PROCEDURE public.writer() LANGUAGE plpgsql AS $$
-DECLARE
-    shards integer := (SELECT count(*) FROM shardid.placement);
-    s integer; new_id bigint; tries integer; i integer := 0;
-BEGIN
-    WHILE NOT EXISTS (SELECT FROM public.stop_writer) LOOP
-        i := i + 1;
-        s := i % shards;
-        tries := 0;
-        LOOP
-            BEGIN
-                new_id := public.insert_post(s, 'writer ' || i);
-                EXIT;
-            EXCEPTION WHEN read_only_sql_transaction OR undefined_object OR undefined_table
-                           OR sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
-                tries := tries + 1;
-                IF tries > 5000 THEN RAISE; END IF;
-            END;
-            COMMIT;
-            PERFORM pg_sleep(0.005);
-        END LOOP;
-        INSERT INTO public.written (id) VALUES (new_id);
-        COMMIT;
-        PERFORM pg_sleep(0.005);
-    END LOOP;
-END $$;
-});
+} . writer_sql());
 	return;
 }
 

@@ -126,37 +126,7 @@ SELECT shardid.place_shards('a', 0, 31);
 SELECT shardid.place_shards('b', 32, 63);
 CREATE FUNCTION public.user_shard(i_user bigint) RETURNS integer
     LANGUAGE sql IMMUTABLE AS 'SELECT (i_user % 64)::integer';
-} . $routing . q{
--- What the application was told: every ID it got back, in write order.
-CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, user_id bigint NOT NULL, retries integer NOT NULL DEFAULT 0);
--- A writer that retries in a new transaction when a shard is frozen (25006)
--- or its old copy was retired under it (42P01 for a table, 42704 from
--- shard_schema() in insert_post): the router sees the new placement at the
--- start of each transaction.
-CREATE PROCEDURE public.writer(i_users bigint[], i_count integer, i_pause float8) LANGUAGE plpgsql AS $$
-DECLARE
-    u bigint; new_id bigint; tries integer;
-BEGIN
-    FOR i IN 1 .. i_count LOOP
-        u := i_users[1 + i % array_length(i_users, 1)];
-        tries := 0;
-        LOOP
-            BEGIN
-                new_id := public.insert_post(u, 'writer ' || i);
-                EXIT;
-            EXCEPTION WHEN read_only_sql_transaction OR undefined_table OR undefined_object THEN
-                tries := tries + 1;
-                IF tries > 3000 THEN RAISE; END IF;
-            END;
-            COMMIT;
-            PERFORM pg_sleep(0.002);
-        END LOOP;
-        INSERT INTO public.written (id, user_id, retries) VALUES (new_id, u, tries);
-        COMMIT;
-        PERFORM pg_sleep(i_pause);
-    END LOOP;
-END $$;
-});
+} . $routing . writer_sql());
 
 # sql(NODE, SQL) — the result of SQL in NODE's database app (errors fatal).
 sub sql
@@ -197,7 +167,7 @@ else
 
 # --- insert through the router for 640 users, 3 posts each ------------------
 sql($router, q{
-INSERT INTO public.written (id, user_id)
+INSERT INTO public.written (id, key)
 SELECT public.insert_post(u, 'post ' || k || ' of ' || u), u
   FROM generate_series(1, 3) AS k, generate_series(1000, 1639) AS u
  ORDER BY k, u;
@@ -205,9 +175,9 @@ SELECT public.insert_post(u, 'post ' || k || ' of ' || u), u
 is(sql($router, 'SELECT count(*) FROM written'), '1920', 'rows written through the router: 1920');
 my $rows_on = q{SELECT sum((xpath('/row/c/text()', query_to_xml(format('SELECT count(*) AS c FROM %I.posts', schema), false, true, '')))[1]::text::int) FROM shardid.shards};
 is(sql($node{a}, $rows_on) . '/' . sql($node{b}, $rows_on), '960/960', 'rows on node a, node b: 960/960');
-is(sql($router, 'SELECT count(*) FROM written WHERE shardid.id_shard(id) = user_shard(user_id)'),
+is(sql($router, 'SELECT count(*) FROM written WHERE shardid.id_shard(id) = user_shard(key)'),
 	'1920', "every ID decodes to its user's shard");
-is(sql($router, 'SELECT count(*) FROM written w, LATERAL get_post(w.id) g WHERE g.id = w.id AND g.user_id = w.user_id'),
+is(sql($router, 'SELECT count(*) FROM written w, LATERAL get_post(w.id) g WHERE g.id = w.id AND g.user_id = w.key'),
 	'1920', 'every row read back through the router by ID');
 
 # --- fan-out: newest rows of all shards, merged in ID (time) order -----------
@@ -231,7 +201,7 @@ like($err, qr/ERROR:\s+25006/, 'write to frozen shard 7 refused with 25006');
 is(sql($router, 'SELECT count(*) FROM written w, LATERAL get_post(w.id) g WHERE shardid.id_shard(w.id) = 7'),
 	'30', 'frozen shard still readable');
 sql($router, 'SELECT shardid.unfreeze_shard(7)');
-is(sql($router, q{WITH x AS (INSERT INTO written (id, user_id) SELECT insert_post(7, 'thawed'), 7 RETURNING id) SELECT shardid.id_shard(id) FROM x}),
+is(sql($router, q{WITH x AS (INSERT INTO written (id, key) SELECT insert_post(7, 'thawed'), 7 RETURNING id) SELECT shardid.id_shard(id) FROM x}),
 	'7', 'unfrozen shard takes writes');
 
 # --- move tool refusals ------------------------------------------------------
@@ -259,7 +229,7 @@ is(sql($router, q{SELECT node || ' ' || frozen FROM shardid.placement WHERE shar
 	  . sql($node{a}, 'SELECT schema FROM shardid.shards WHERE shard = 6') . ' '
 	  . sql($router, 'SELECT count(*) FROM shardid.shard_moves'),
 	'a false 0 shard_0006 0', 'after the refused move: placement, frozen, schema on b, registry on a, moves');
-is(sql($router, q{WITH x AS (INSERT INTO written (id, user_id) SELECT insert_post(6, 'after failed move'), 6 RETURNING id) SELECT shardid.id_shard(id) FROM x}),
+is(sql($router, q{WITH x AS (INSERT INTO written (id, key) SELECT insert_post(6, 'after failed move'), 6 RETURNING id) SELECT shardid.id_shard(id) FROM x}),
 	'6', 'shard 6 takes writes after the refused move');
 sql($node{a}, 'ALTER TABLE shard_0006.posts DROP COLUMN mood; DROP TYPE public.mood');
 
@@ -271,7 +241,7 @@ my $writer_out = '';
 my $writer = IPC::Run::start(
 	[
 		$router->installed_command('psql'), '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $R,
-		'-c', 'CALL writer(ARRAY[5, 1001, 69, 1040, 133, 1063]::bigint[], 3000, 0.003)'
+		'-c', 'CALL writer(ARRAY[5, 1001, 69, 1040, 133, 1063], 3000, 0.003)'
 	],
 	'>&', \$writer_out,
 	IPC::Run::timeout(10 * $PostgreSQL::Test::Utils::timeout_default));
@@ -307,7 +277,7 @@ is(sql($router, q{SELECT count(*) || ' ' || count(DISTINCT i) FROM all_post_ids(
 	"$total $total", 'rows on the nodes = IDs written (count, distinct)');
 is(sql($router, q{SELECT (SELECT count(*) FROM (SELECT id FROM written EXCEPT SELECT * FROM all_post_ids(shardid.placed_shards())) x) || ' ' || (SELECT count(*) FROM (SELECT * FROM all_post_ids(shardid.placed_shards()) EXCEPT SELECT id FROM written) y)}),
 	'0 0', 'IDs on the nodes missing from / extra to the written ones');
-is(sql($router, 'SELECT count(*) FROM written w, LATERAL get_post(w.id) g WHERE g.id = w.id AND g.user_id = w.user_id'),
+is(sql($router, 'SELECT count(*) FROM written w, LATERAL get_post(w.id) g WHERE g.id = w.id AND g.user_id = w.key'),
 	$total, 'every ID still resolves through the router');
 # The moved shard's generator continued: in write order, every shard-5 ID
 # is above the one before, across the move.

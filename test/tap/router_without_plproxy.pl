@@ -67,37 +67,11 @@ CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint 
                                      WHERE p.shard = i_shard),
                                    format('SELECT public.insert_post(%s, %L)', i_shard, i_body)) AS t(id bigint)
 $$;
-CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, retries integer NOT NULL);
-CREATE TABLE public.stop_writer (stop boolean);
-CREATE PROCEDURE public.writer(i_shards integer[]) LANGUAGE plpgsql AS $$
-DECLARE
-    s integer; new_id bigint; tries integer; i integer := 0;
-BEGIN
-    WHILE NOT EXISTS (SELECT FROM public.stop_writer) LOOP
-        i := i + 1;
-        s := i_shards[1 + i % cardinality(i_shards)];
-        tries := 0;
-        LOOP
-            BEGIN
-                new_id := public.insert_post(s, 'writer ' || i);
-                EXIT;
-            EXCEPTION WHEN read_only_sql_transaction OR undefined_object OR undefined_table THEN
-                tries := tries + 1;
-                IF tries > 5000 THEN RAISE; END IF;
-            END;
-            COMMIT;
-            PERFORM pg_sleep(0.002);
-        END LOOP;
-        INSERT INTO public.written (id, retries) VALUES (new_id, tries);
-        COMMIT;
-        PERFORM pg_sleep(0.002);
-    END LOOP;
-END $$;
-});
+} . writer_sql());
 
 # --- an online move of shard 1 (a -> b) under the writer ---------------------
 my $writer = $router->background_psql('app', on_error_stop => 0);
-$writer->query_until(qr/writing/, "\\echo writing\nCALL public.writer('{1,2,1,4}');\n");
+$writer->query_until(qr/writing/, "\\echo writing\nCALL public.writer('{1,2,1,4}', NULL, 0.002);\n");
 $router->poll_query_until('app', 'SELECT count(*) >= 50 FROM public.written')
   or die 'the writer did not start';
 my $move = $router->safe_psql('app', "CALL shardid.move_shard(1, 'b')");
