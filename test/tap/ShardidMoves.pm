@@ -259,6 +259,7 @@ sub move
 	my $call = "CALL shardid.move_shard($shard, " . lit($to) . ($more // '') . ')';
 	my ($ret, $out, $err) = $self->{router}->psql('app', $call);
 	is($ret, 0, "$call succeeds") or diag($err);
+	$err =~ s/^psql:<stdin>:\d+: //mg;
 	return $err;
 }
 
@@ -270,6 +271,7 @@ sub move_fails
 	my $call = "CALL shardid.move_shard($shard, " . lit($to) . ($more // '') . ')';
 	my ($ret, $out, $err) = $self->{router}->psql('app', $call, extra_params => [ '-v', 'VERBOSITY=verbose' ]);
 	isnt($ret, 0, "$call fails");
+	$err =~ s/^psql:<stdin>:\d+: //mg;
 	return $err;
 }
 
