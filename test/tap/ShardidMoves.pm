@@ -164,7 +164,7 @@ GRANT USAGE ON SEQUENCE shard_0005.id_seq TO app;
 
 	my $router = router_node('router', \%node, plproxy => 1);
 	$self->{router} = $router;
-	$self->{plproxy} = $router->safe_psql('app', "SELECT count(*) FROM pg_extension WHERE extname = 'plproxy'") eq '1';
+	$self->{plproxy} = have_extension('plproxy');
 	note($self->{plproxy} ? 'router: PL/Proxy' : 'router: no PL/Proxy for this PostgreSQL, routing over dblink');
 	$router->safe_psql('app', q{
 SELECT shardid.place_shards('a', 0, 7);
@@ -376,13 +376,14 @@ sub waiting_backend
 		"SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = ($PAUSE_KEY)::oid AND objid = $shard");
 }
 
-# wait_paused(SHARD, PID, WHAT) — waits (60 s at most) for a backend to
-# wait in the hook for SHARD while the process PID runs; returns the
-# backend. A test: WHAT reached the pause.
+# wait_paused(SHARD, PID, LOG, WHAT) — waits for a backend to wait in the
+# hook for SHARD while the process PID (its output in LOG) runs, as long as
+# poll_query_until would; returns the backend. A test: WHAT reached the
+# pause.
 sub wait_paused
 {
 	my ($self, $shard, $pid, $log, $what) = @_;
-	for (1 .. 1200)
+	for (1 .. 20 * $PostgreSQL::Test::Utils::timeout_default)
 	{
 		my $mpid = $self->waiting_backend($shard);
 		if ($mpid ne '')
