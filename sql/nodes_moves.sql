@@ -2,7 +2,7 @@
 -- before anything changes, with two databases of this server as the nodes;
 -- the definitions a move compares; the freeze lease on a node. (Assumes
 -- wal_level is not logical here, as on a default server; the moves
--- themselves are tested end to end in test/e2e/move_online.sh.)
+-- themselves are tested end to end in test/tap/move_online.pl.)
 \set SHOW_CONTEXT never
 -- This router has no PL/Proxy: nodes, placement and moves need only dblink
 -- (and shardid); no PL/Proxy cluster is made, and refresh_cluster() alone

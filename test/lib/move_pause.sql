@@ -1,7 +1,7 @@
 -- test/lib/move_pause.sql — the move tests' pause point, not part of the
 -- extension. shardid_internal._move_pause(shard, phase), which a move passes in
 -- each phase, calls this function when a superuser owns it and its schema.
--- Load it on the router as a superuser (test/lib/moves.sh,
+-- Load it on the router as a superuser (test/tap/ShardidMoves.pm,
 -- test/tap/rebalance.pl, test/tap/day2_more.pl). When the session running a move sets
 -- shardid_test.move_pause to the phase it reaches, it waits there while
 -- another session holds the advisory lock

@@ -32,7 +32,7 @@ use IPC::Run;
 use POSIX qw(WNOHANG);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use ShardidTest qw(data_node router_node have_extension router_dblink_sql registered_where);
+use ShardidTest qw(data_node router_node have_extension router_dblink_sql registered_where writer_sql);
 use Test::More;
 use Time::HiRes qw(usleep);
 
@@ -89,46 +89,17 @@ CREATE FUNCTION public.shard_ids(i_shards integer[]) RETURNS SETOF bigint LANGUA
 $$;
 };
 
-# The writer of the router: every ID the application was given, when, and
-# after how many retries. CALL public.writer(users, pause) writes to the
-# users in turn until stop_writer has a row; it retries a write refused
-# with 25006 (frozen for the cut-over, or the retired copy) or 42704 (a
-# call begun before the repoint reached the old node after its copy was
-# renamed: insert_post's shard_schema() no longer finds it). Unlike
-# ShardidTest::install_writer's, it writes to the users given (so one
-# writer can be held to the moving shard and another kept off it) through
-# the router's own routing (PL/Proxy where installed), and records when
-# and after how many retries, for the pauses and the check that other
-# shards are never refused.
-my $writer_sql = q{
-CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, user_id bigint NOT NULL,
-                             at timestamptz NOT NULL DEFAULT clock_timestamp(), retries integer NOT NULL DEFAULT 0);
-CREATE TABLE public.stop_writer (stop boolean NOT NULL);
-CREATE PROCEDURE public.writer(i_users bigint[], i_pause float8) LANGUAGE plpgsql AS $$
-DECLARE
-    u bigint; new_id bigint; tries integer; i integer := 0;
-BEGIN
-    WHILE NOT EXISTS (SELECT FROM public.stop_writer) LOOP
-        i := i + 1;
-        u := i_users[1 + i % array_length(i_users, 1)];
-        tries := 0;
-        LOOP
-            BEGIN
-                new_id := public.insert_post(u, 'writer ' || i);
-                EXIT;
-            EXCEPTION WHEN read_only_sql_transaction OR undefined_object THEN
-                tries := tries + 1;
-                IF tries > 5000 THEN RAISE; END IF;
-            END;
-            COMMIT;
-            PERFORM pg_sleep(0.001);
-        END LOOP;
-        INSERT INTO public.written (id, user_id, retries) VALUES (new_id, u, tries);
-        COMMIT;
-        PERFORM pg_sleep(i_pause);
-    END LOOP;
-END $$;
-};
+# The writer of the router (ShardidTest::writer_sql): CALL
+# public.writer(users, NULL, pause) writes to the users given in turn (so
+# one writer can be held to the moving shard and another kept off it),
+# through the router's own routing (PL/Proxy where installed), until
+# stop_writer has a row. It retries only a write refused with 25006
+# (frozen for the cut-over, or the retired copy) or 42704 (a call begun
+# before the repoint reached the old node after its copy was renamed:
+# insert_post's shard_schema() no longer finds it): any other error fails
+# the writer, and the test. public.written keeps when and after how many
+# retries, for the pauses and the check that other shards are never refused.
+my $writer_sql = writer_sql(retry => 'read_only_sql_transaction OR undefined_object');
 
 # lit(TEXT) — TEXT as an SQL string literal.
 sub lit

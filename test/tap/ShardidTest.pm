@@ -141,21 +141,27 @@ END $$;
 };
 }
 
-# writer_sql() — SQL for the router of a test that writes while shards
-# move: public.written records each acknowledged ID (n: the order the
-# application got them; key: what it was written for; retries), and
+# writer_sql(%options) — SQL for the router of a test that writes while
+# shards move: public.written records each acknowledged ID (n: the order
+# the application got them; key: what it was written for; at: when;
+# retries), and
 # CALL public.writer(keys, count, pause) calls public.insert_post(key,
 # body), which the test defines, for keys[1], keys[2], ... in turn (NULL:
 # the shards 0 .. n-1 of shardid.placement when it starts), retrying in a
 # new transaction what a move refuses (a frozen shard is read-only, a shard
-# between nodes is not there, a node not reachable yet), until it has
-# written count rows (NULL: until a row is put in public.stop_writer).
-# Run it in a background_psql session, or a psql of its own.
+# between nodes is not there, a node not reachable yet: option retry, the
+# conditions of the EXCEPTION clause, narrows that), until it has written
+# count rows (NULL: until a row is put in public.stop_writer). Run it in a
+# background_psql session, or a psql of its own.
 sub writer_sql
 {
+	my (%opt) = @_;
+	my $retry = $opt{retry}
+	  // 'read_only_sql_transaction OR undefined_object OR undefined_table'
+	  . ' OR sqlclient_unable_to_establish_sqlconnection OR connection_exception';
 	return q{
 CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, key bigint NOT NULL,
-                             retries integer NOT NULL DEFAULT 0);
+                             at timestamptz NOT NULL DEFAULT clock_timestamp(), retries integer NOT NULL DEFAULT 0);
 CREATE TABLE public.stop_writer (stop boolean);
 CREATE PROCEDURE public.writer(i_keys integer[] DEFAULT NULL, i_count integer DEFAULT NULL,
                                i_pause float8 DEFAULT 0.005) LANGUAGE plpgsql AS $$
@@ -171,13 +177,12 @@ BEGIN
             BEGIN
                 new_id := public.insert_post(k, 'writer ' || i);
                 EXIT;
-            EXCEPTION WHEN read_only_sql_transaction OR undefined_object OR undefined_table
-                           OR sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
+            EXCEPTION WHEN } . $retry . q{ THEN
                 tries := tries + 1;
                 IF tries > 5000 THEN RAISE; END IF;
             END;
             COMMIT;
-            PERFORM pg_sleep(0.002);
+            PERFORM pg_sleep(0.001);
         END LOOP;
         INSERT INTO public.written (id, key, retries) VALUES (new_id, k, tries);
         COMMIT;

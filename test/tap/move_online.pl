@@ -82,7 +82,7 @@ for my $users ('ARRAY[3, 19]', 'ARRAY[1, 10, 12]')
 {
 	my $w = $router->background_psql('app', on_error_stop => 0);
 	$w->set_query_timer_restart;
-	$w->query_until(qr/writing/, "\\echo writing\nCALL public.writer(${users}::bigint[], 0.002);\n");
+	$w->query_until(qr/writing/, "\\echo writing\nCALL public.writer(${users}, NULL, 0.002);\n");
 	push @writers, $w;
 }
 $router->poll_query_until('app', 'SELECT count(*) >= 50 FROM public.written') or die 'the writers did not start';

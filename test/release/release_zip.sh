@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/e2e/release_zip.sh — the release zip as PGXN would take it: made with
+# test/release/release_zip.sh — the release zip as PGXN would take it: made with
 # `git archive` (the working tree's tracked files; in a copy without .git,
 # such as a Debian root's, from a throw-away repository of the copy), it
 # holds META.json and every file META.json names and no built file; Debian's

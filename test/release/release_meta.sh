@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/e2e/release_meta.sh — the release metadata agree: META.json is valid
+# test/release/release_meta.sh — the release metadata agree: META.json is valid
 # JSON in the shape of the PGXN meta spec 1.0.0, its version is
 # shardid.control's default_version (0.2 -> 0.2.0), the file it provides is
 # one a release zip holds (not built, not ignored; release_zip.sh installs

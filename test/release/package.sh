@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/e2e/package.sh — the Debian package, for the PostgreSQL major under
+# test/release/package.sh — the Debian package, for the PostgreSQL major under
 # test (the pg_config on PATH): in a temporary copy of the tree, the
 # README's "From a package" commands, run as written (apt-get build-dep,
 # `pg_buildext updatecontrol` for this major, dpkg-buildpackage, whose build
