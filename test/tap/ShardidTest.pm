@@ -25,7 +25,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(data_node router_node have_extension router_dblink_sql
-  node_insert_post_sql writer_sql install_writer leftovers registered_where);
+  node_insert_post_sql writer_sql install_writer leftovers registered_where
+  misplaced);
 
 unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
 {
@@ -233,6 +234,25 @@ sub registered_where
 	return join ' ', grep {
 		$nodes->{$_}->safe_psql('app', "SELECT count(*) FROM shardid.shard_registry WHERE shard = $shard") ne '0'
 	} sort keys %$nodes;
+}
+
+# misplaced(ROUTER, \%nodes, SHARDS...) — '' when each shard is registered
+# on exactly the node the router places it on; otherwise "shard S on N: C"
+# for each node N whose count C of that shard's registrations is wrong.
+sub misplaced
+{
+	my ($router, $nodes, @shards) = @_;
+	my @mismatch;
+	for my $s (@shards)
+	{
+		my $placed = $router->safe_psql('app', "SELECT node FROM shardid.placement WHERE shard = $s");
+		for my $n (sort keys %$nodes)
+		{
+			my $has = $nodes->{$n}->safe_psql('app', "SELECT count(*) FROM shardid.shard_registry WHERE shard = $s");
+			push @mismatch, "shard $s on $n: $has" if $has ne ($n eq $placed ? '1' : '0');
+		}
+	}
+	return join ', ', @mismatch;
 }
 
 1;

@@ -105,17 +105,7 @@ is($router->safe_psql('app', "SELECT string_agg(state, ' ' ORDER BY job_id) FROM
 	'finished stopped interrupted finished', 'every job keeps its outcome');
 
 # --- every row kept; every shard on exactly its node ---------------------------
-my @mismatch;
-for my $s (0 .. 7)
-{
-	my $placed = $router->safe_psql('app', "SELECT node FROM shardid.placement WHERE shard = $s");
-	for my $n (qw(a b c))
-	{
-		my $has = $node{$n}->safe_psql('app', "SELECT count(*) FROM shardid.shard_registry WHERE shard = $s");
-		push @mismatch, "shard $s on $n: $has" if $has ne ($n eq $placed ? '1' : '0');
-	}
-}
-is(join(', ', @mismatch), '', 'every shard is registered on exactly the node it is placed on');
+is(misplaced($router, \%node, 0 .. 7), '', 'every shard is registered on exactly the node it is placed on');
 my $acked = $router->safe_psql('app', 'SELECT count(*) FROM public.written');
 my $ids = $router->safe_psql('app', "SELECT string_agg(id::text, ',') FROM public.written");
 my ($total, $found) = (0, 0);

@@ -102,17 +102,7 @@ $router->safe_psql('app', "CALL shardid.rebalance(strategy => 'by_count')");
 is($router->safe_psql('app', "SELECT count(*) FROM shardid.rebalance_plan('by_count')"), '0', 'balanced: nothing left to plan');
 is($router->safe_psql('app', "SELECT string_agg(node || '=' || n, ' ' ORDER BY node) FROM (SELECT node, count(*) AS n FROM shardid.placement GROUP BY node) AS x"),
 	'a=2 b=2 c=2', 'by count: two shards on each node');
-my @mismatch;
-for my $s (0 .. 5)
-{
-	my $placed = $router->safe_psql('app', "SELECT node FROM shardid.placement WHERE shard = $s");
-	for my $n (qw(a b c))
-	{
-		my $has = $node{$n}->safe_psql('app', "SELECT count(*) FROM shardid.shard_registry WHERE shard = $s");
-		push @mismatch, "shard $s on $n: $has" if $has ne ($n eq $placed ? '1' : '0');
-	}
-}
-is(join(', ', @mismatch), '', 'every shard is registered on exactly the node it is placed on');
+is(misplaced($router, \%node, 0 .. 5), '', 'every shard is registered on exactly the node it is placed on');
 my $total = 0;
 for my $n (qw(a b c))
 {
