@@ -94,5 +94,7 @@
 \ir ../functions/_move_aborted.sql
 \ir ../functions/_move_raise.sql
 \ir ../functions/_move_report.sql
+\ir ../functions/_move_abort_start.sql
+\ir ../functions/_move_abort_end.sql
 \ir ../procedures/move_shard.sql
 \ir ../procedures/abort_move.sql
