@@ -25,6 +25,7 @@
 \ir ../functions/drain_plan.sql
 \ir ../functions/_drain_start.sql
 \ir ../functions/_drain_finish.sql
+\ir ../functions/_drain_next.sql
 \ir ../procedures/drain_node.sql
 -- Background rebalances and drains: a dynamic background worker per job,
 -- registered by the calling backend (no shared_preload_libraries), its
