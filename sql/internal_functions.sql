@@ -78,7 +78,11 @@ INSERT INTO public_execute VALUES
     ('shardid_internal._apply_ddl_on_nodes()', 'called by apply_ddl()'),
     ('shardid_internal._apply_ddl_owner(name)', 'called by apply_ddl(); checks membership of the template owner'),
     ('shardid_internal._apply_ddl_run(text,name)', 'called by apply_ddl(); SET ROLE only to a role the caller is a member of'),
-    ('shardid_internal._apply_ddl_targets(bigint,integer)', 'called by apply_ddl(); reads public tables');
+    ('shardid_internal._apply_ddl_targets(bigint,integer)', 'called by apply_ddl(); reads public tables'),
+    ('shardid_internal._apply_ddl_announce(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(): a NOTICE'),
+    ('shardid_internal._apply_ddl_next_batch(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(); runs _apply_ddl_batch()'),
+    ('shardid_internal._apply_ddl_finished(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(): a NOTICE'),
+    ('shardid_internal._batch_progress(text,text,integer[],integer,integer,integer)', 'called by the *_proc procedures and apply_ddl(): counts and NOTICEs');
 
 CREATE TEMP VIEW extension_functions AS
 SELECT p.oid::regprocedure::text AS fn,

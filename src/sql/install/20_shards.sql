@@ -24,6 +24,7 @@
 \ir ../functions/_check_generator.sql
 \ir ../functions/_commit_allowed.sql
 \ir ../functions/_check_batch_size.sql
+\ir ../functions/_batch_progress.sql
 \ir ../functions/_index_list.sql
 \ir ../functions/_name_indexes.sql
 \ir ../functions/_create_shard_table.sql
