@@ -17,6 +17,8 @@
 \ir ../views/retired_copies.sql
 \ir ../functions/_drop_retired_copy.sql
 \ir ../functions/_drop_retired_copy_on.sql
+\ir ../functions/_retired_copies_due.sql
+\ir ../functions/_drop_retired_copy_counted.sql
 \ir ../procedures/drop_retired_copies.sql
 -- Draining a node before remove_node(): drain_plan() says which moves,
 -- drain_node() makes them, one at a time with rebalance()'s lock.
