@@ -82,6 +82,8 @@ INSERT INTO public_execute VALUES
     ('shardid_internal._apply_ddl_announce(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(): a NOTICE'),
     ('shardid_internal._apply_ddl_next_batch(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(); runs _apply_ddl_batch()'),
     ('shardid_internal._apply_ddl_finished(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(): a NOTICE'),
+    ('shardid_internal._apply_ddl_router(text,text,integer)', 'called by apply_ddl() on a router: its loop (_apply_ddl_router_start() is for administrators)'),
+    ('shardid_internal._apply_ddl_concurrently(shardid.ddl_changes,integer,integer,text,integer[])', 'called by apply_ddl(): its CONCURRENTLY loop (the claim checks membership of the template owner)'),
     ('shardid_internal._batch_progress(text,text,integer[],integer,integer,integer)', 'called by the *_proc procedures and apply_ddl(): counts and NOTICEs'),
     ('shardid_internal._create_shards_next_batch(integer,integer,integer,integer,integer)', 'called by create_shards_proc(); runs _create_shards_batch()'),
     ('shardid_internal._create_shards_done(integer,integer,integer)', 'called by create_shards_proc(): a NOTICE'),

@@ -43,4 +43,6 @@
 \ir ../functions/_apply_ddl_announce.sql
 \ir ../functions/_apply_ddl_next_batch.sql
 \ir ../functions/_apply_ddl_finished.sql
+\ir ../procedures/_apply_ddl_router.sql
+\ir ../procedures/_apply_ddl_concurrently.sql
 \ir ../procedures/apply_ddl.sql
