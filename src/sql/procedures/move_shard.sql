@@ -1,16 +1,12 @@
 -- Router: moves one logical shard to another node while it takes writes
--- (docs/moves.md). The move is a row of shardid.shard_moves whose phase
--- commits as it advances (schema, copy, frozen, caught_up, repointed: one
--- _move_step each), the nodes driven over dblink. CALL it again after any
--- interruption to resume. A failure or a cancel before the repoint rolls
--- the move back (_move_rollback), the source writable first; after it,
--- CALL again to finish; a terminated session leaves the phase for the
--- next CALL or abort_move(). One session per shard: its lock row
--- (shardid.session_locks), committed first and released, committed,
--- before the CALL ends. Writes are refused (25006) only during the
--- cut-over. The options: see docs/reference.md. A procedure that commits
--- cannot pin search_path: this one holds the loop and its COMMITs, the
--- work is done by functions that pin it.
+-- (docs/moves.md): a row of shardid.shard_moves whose phase commits as it
+-- advances, one _move_step() per phase, the nodes driven over dblink. CALL
+-- it again after an interruption to resume; a failure or a cancel before
+-- the repoint rolls the move back (_move_rollback), a terminated session
+-- leaves it for the next CALL or abort_move(); one session per shard
+-- (its row in shardid.session_locks, committed first and released before
+-- the CALL ends). No SET clause (it COMMITs): this holds the loop and its
+-- COMMITs, the work is done by functions that pin search_path.
 CREATE OR REPLACE PROCEDURE shardid.move_shard(
     shard integer,
     to_node text,
