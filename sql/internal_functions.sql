@@ -78,7 +78,17 @@ INSERT INTO public_execute VALUES
     ('shardid_internal._apply_ddl_on_nodes()', 'called by apply_ddl()'),
     ('shardid_internal._apply_ddl_owner(name)', 'called by apply_ddl(); checks membership of the template owner'),
     ('shardid_internal._apply_ddl_run(text,name)', 'called by apply_ddl(); SET ROLE only to a role the caller is a member of'),
-    ('shardid_internal._apply_ddl_targets(bigint,integer)', 'called by apply_ddl(); reads public tables');
+    ('shardid_internal._apply_ddl_targets(bigint,integer)', 'called by apply_ddl(); reads public tables'),
+    ('shardid_internal._apply_ddl_announce(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(): a NOTICE'),
+    ('shardid_internal._apply_ddl_next_batch(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(); runs _apply_ddl_batch()'),
+    ('shardid_internal._apply_ddl_finished(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(): a NOTICE'),
+    ('shardid_internal._apply_ddl_router(text,text,integer)', 'called by apply_ddl() on a router: its loop (_apply_ddl_router_start() is for administrators)'),
+    ('shardid_internal._apply_ddl_concurrently(shardid.ddl_changes,integer,integer,text,integer[])', 'called by apply_ddl(): its CONCURRENTLY loop (the claim checks membership of the template owner)'),
+    ('shardid_internal._batch_progress(text,text,integer[],integer,integer,integer)', 'called by the *_proc procedures and apply_ddl(): counts and NOTICEs'),
+    ('shardid_internal._create_shards_next_batch(integer,integer,integer,integer,integer)', 'called by create_shards_proc(); runs _create_shards_batch()'),
+    ('shardid_internal._create_shards_done(integer,integer,integer)', 'called by create_shards_proc(): a NOTICE'),
+    ('shardid_internal._create_table_next_batch(name,integer,integer,integer)', 'called by create_table_proc(); runs _create_table_batch()'),
+    ('shardid_internal._create_table_done(name,integer,integer)', 'called by create_table_proc(): a NOTICE');
 
 CREATE TEMP VIEW extension_functions AS
 SELECT p.oid::regprocedure::text AS fn,

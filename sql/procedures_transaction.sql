@@ -44,6 +44,14 @@ BEGIN;
 CALL shardid.create_table_proc('pg_catalog.pg_class');
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
+BEGIN;
+CALL shardid_internal._apply_ddl_router('public.t', 'ALTER TABLE %s ADD COLUMN c int', 1);
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+CALL shardid_internal._apply_ddl_concurrently(NULL, 1, 1, NULL, '{0,0}');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
 
 -- Bad options count for nothing inside a transaction block: 25001 first.
 BEGIN;

@@ -108,7 +108,11 @@ shardid_rebalance_launch(PG_FUNCTION_ARGS)
  * Runs one statement in its own transaction as a client's simple query
  * does (exec_simple_query() in postgres.c): in a portal, at top level, so
  * that a CALL is non-atomic and its procedure may COMMIT (which needs the
- * portal's snapshot handling; SPI in a worker has no portal).
+ * portal's snapshot handling; SPI in a worker has no portal). The parse and
+ * plan trees live in a context of their own, as exec_simple_query() keeps
+ * them in MessageContext: the procedure's first COMMIT resets the
+ * transaction's memory, and ExecuteCallStmt() reads the CALL's tree again
+ * when the procedure returns.
  */
 static void
 run_top_level(const char *sql)
@@ -121,16 +125,25 @@ run_top_level(const char *sql)
 	DestReceiver *receiver;
 	int16 format = 0;
 	QueryCompletion qc;
+	static MemoryContext query_cxt = NULL;
+	MemoryContext old_cxt;
 
+	if (query_cxt == NULL)
+		query_cxt = AllocSetContextCreate(TopMemoryContext, "shardid rebalance query",
+										  ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(query_cxt);
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	pgstat_report_activity(STATE_RUNNING, sql);
+	old_cxt = MemoryContextSwitchTo(query_cxt);
 	parsetrees = pg_parse_query(sql);
 	parsetree = linitial_node(RawStmt, parsetrees);
 	PushActiveSnapshot(GetTransactionSnapshot());
 	querytrees = pg_analyze_and_rewrite_fixedparams(parsetree, sql, NULL, 0, NULL);
 	plantrees = pg_plan_queries(querytrees, sql, CURSOR_OPT_PARALLEL_OK, NULL);
 	PopActiveSnapshot();
+	MemoryContextSwitchTo(old_cxt);
 
 	portal = CreatePortal("", true, true);
 	portal->visible = false;

@@ -8,13 +8,13 @@
 -- (a restarting target reconnects on its own), then the move fails naming
 -- it. When every table is ready and the lag is under 1 MB: phase
 -- 'frozen'. state carries what one poll tells the next.
-CREATE OR REPLACE FUNCTION shardid_internal._move_copy(shard integer, catchup_timeout interval, node_timeout interval, state jsonb)
+CREATE OR REPLACE FUNCTION shardid_internal._move_copy(m shardid.shard_moves, catchup_timeout interval, node_timeout interval, state jsonb)
     RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    m     shardid.shard_moves;
+    shard integer := m.shard;
     nm    name;
     now_t timestamptz := clock_timestamp();
     prog  jsonb;
@@ -31,7 +31,6 @@ DECLARE
     hnt   text;
     since timestamptz;
 BEGIN
-    SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_copy.shard;
     nm := shardid_internal._move_name(m.shard, m.move_id);
     IF state ? 'polled' THEN
         PERFORM pg_sleep(0.2);
@@ -52,7 +51,7 @@ BEGIN
                                               m.schema_name), node)::jsonb;
             UPDATE shardid.shard_moves AS x
                SET subscription = (sub->>'subid')::oid, target_sysid = sub->>'sysid', updated_at = now_t
-             WHERE x.shard = _move_copy.shard;
+             WHERE x.shard = m.shard;
             RETURN state - 'unreachable_since';
         END IF;
         IF NOT state ? 'paused' THEN
@@ -83,7 +82,7 @@ BEGIN
         since := COALESCE((state->>'unreachable_since')::timestamptz, now_t);
         UPDATE shardid.shard_moves AS x
            SET last_error = format('node "%s" (the %s) unreachable since %s: %s', node, who, since, msg), updated_at = now_t
-         WHERE x.shard = _move_copy.shard;
+         WHERE x.shard = m.shard;
         IF now_t - since > node_timeout THEN
             RAISE EXCEPTION 'node "%" (the % of the move) has been unreachable for % during the copy: %',
                     node, who, date_trunc('second', now_t - since), regexp_replace(msg, '^node "[^"]*": ', '')
@@ -113,7 +112,7 @@ BEGIN
            last_error = NULL, updated_at = now_t,
            phase = CASE WHEN (prog->>'tables_ready')::integer = (prog->>'tables_total')::integer
                              AND (slot->>'lag')::bigint < 1048576 THEN 'frozen' ELSE x.phase END
-     WHERE x.shard = _move_copy.shard;
+     WHERE x.shard = m.shard;
     IF now_t - m.started_at > catchup_timeout THEN
         RAISE EXCEPTION 'the copy of shard % to node "%" did not catch up within %', shard, m.target, catchup_timeout
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -123,7 +122,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_copy(integer, interval, interval, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_copy(shardid.shard_moves, interval, interval, jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_copy(integer, interval, interval, jsonb) IS
+COMMENT ON FUNCTION shardid_internal._move_copy(shardid.shard_moves, interval, interval, jsonb) IS
     'Router, move phase copy, one poll: starts replication, records progress and lag, fails at a replication error, a change of definitions, or an unreachable node (after node_timeout); turns frozen when caught up.';

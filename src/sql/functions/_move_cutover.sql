@@ -16,13 +16,13 @@
 -- The freeze tries to lock the shard's tables for 300 ms at a time, for
 -- lock_timeout in all, so writers queue behind it for 300 ms at most.
 -- Returns the milliseconds each step ended at, from the freeze.
-CREATE OR REPLACE FUNCTION shardid_internal._move_cutover(shard integer, lock_timeout interval, cutover_timeout interval)
+CREATE OR REPLACE FUNCTION shardid_internal._move_cutover(m shardid.shard_moves, lock_timeout interval, cutover_timeout interval)
     RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    m        shardid.shard_moves;
+    shard    integer := m.shard;
     nm       name;
     t0       timestamptz;
     steps    jsonb := '{}';
@@ -33,7 +33,6 @@ DECLARE
     cs       jsonb;
     ct       jsonb;
 BEGIN
-    SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_cutover.shard;
     nm := shardid_internal._move_name(m.shard, m.move_id);
     PERFORM shardid_internal._node_connect('shardid_move_source', m.source);
     PERFORM shardid_internal._node_connect('shardid_move_target', m.target);
@@ -43,7 +42,7 @@ BEGIN
     steps := steps || jsonb_build_object('frozen', round(extract(epoch FROM clock_timestamp() - t0) * 1000));
     UPDATE shardid.shard_moves AS x
        SET frozen_at = COALESCE(x.frozen_at, t0), source_lsn = (fr->>'lsn')::pg_lsn, updated_at = clock_timestamp()
-     WHERE x.shard = _move_cutover.shard;
+     WHERE x.shard = m.shard;
 
     IF m.mode = 'offline' THEN
         PERFORM shardid_internal._node_send('shardid_move_target', format('SELECT shardid_internal._move_row_counts(%L)', m.schema_name));
@@ -86,12 +85,12 @@ BEGIN
                                   'Logical replication does not carry DDL: make the change after the move (or on both nodes).');
     steps := steps || jsonb_build_object('sealed', round(extract(epoch FROM clock_timestamp() - t0) * 1000));
     UPDATE shardid.shard_moves AS x SET phase = 'caught_up', updated_at = clock_timestamp()
-     WHERE x.shard = _move_cutover.shard;
+     WHERE x.shard = m.shard;
     RETURN steps;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_cutover(integer, interval, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_cutover(shardid.shard_moves, interval, interval) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_cutover(integer, interval, interval) IS
+COMMENT ON FUNCTION shardid_internal._move_cutover(shardid.shard_moves, interval, interval) IS
     'Router, move phase frozen: freezes the shard on the source, waits for the target, raises its generators, seals the freeze, compares definitions; then caught_up.';

@@ -1,21 +1,27 @@
--- Router, move_shard(): the detail and hint of the error a failed move
--- raises, {detail, hint}, from the error's own (e_detail, e_hint), the
--- phase _move_failed() returned and what the rollback achieved since
+-- Router, move_shard(), after a failed step (_move_step) and the rollback
+-- (_move_rollback): releases the shard's lock and returns the run with the
+-- error to raise once the caller has committed: the step's SQLSTATE and
+-- message, the detail and hint from the error's own, the phase
+-- _move_failed() returned (s.phase) and what the rollback achieved since
 -- (_move_outcome): a repointed move is finished by the next CALL, one
 -- rolled back stays where it was, an incomplete rollback is finished by
 -- abort_move().
-CREATE OR REPLACE FUNCTION shardid_internal._move_failure(shard integer, phase text, target text, e_detail text, e_hint text)
-    RETURNS text[]
+CREATE OR REPLACE FUNCTION shardid_internal._move_failure(s shardid_internal._move_run)
+    RETURNS shardid_internal._move_run
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    outcome text;
+    shard    integer := (s.m).shard;
+    target   text := (s.m).target;
+    e_detail text := s.err[3];
+    e_hint   text := s.err[4];
+    outcome  text;
 BEGIN
-    IF phase = 'repointed' THEN
+    IF s.phase = 'repointed' THEN
         e_hint := format('The shard is served by node "%s"; its old copy is not retired yet. CALL shardid.move_shard(%s, %L); again to finish.',
                          target, shard, target);
-    ELSIF phase IS NOT NULL THEN
+    ELSIF s.phase IS NOT NULL THEN
         outcome := shardid_internal._move_outcome(shard);
         e_detail := concat_ws(E'\n', NULLIF(e_detail, ''),
             CASE outcome WHEN 'rolled back' THEN 'The move was rolled back: the shard stays where it was, writable.'
@@ -27,11 +33,13 @@ BEGIN
                              target, shard, target);
         END IF;
     END IF;
-    RETURN ARRAY[e_detail, e_hint];
+    PERFORM shardid_internal._move_unlock(shard);
+    s.err := ARRAY[s.err[1], s.err[2], e_detail, e_hint];
+    RETURN s;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_failure(integer, text, text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_failure(shardid_internal._move_run) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_failure(integer, text, text, text, text) IS
-    'Router, moves: the detail and hint of a failed move''s error, from the phase it was in and what its rollback achieved.';
+COMMENT ON FUNCTION shardid_internal._move_failure(shardid_internal._move_run) IS
+    'Router, moves: after a failed step and its rollback, releases the shard''s lock and returns the run with the error to raise: its detail and hint from the phase it was in and what the rollback achieved.';

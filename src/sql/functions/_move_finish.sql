@@ -7,18 +7,17 @@
 -- triggers refusing writes), locking its tables 300 ms at a time for
 -- lock_timeout in all. Deletes the move's row; returns what became of the
 -- old copy.
-CREATE OR REPLACE FUNCTION shardid_internal._move_finish(shard integer, drop_old boolean, lock_timeout interval) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._move_finish(m shardid.shard_moves, drop_old boolean, lock_timeout interval) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    m    shardid.shard_moves;
+    shard integer := m.shard;
     nm   name;
     res  jsonb;
     remaining text;
     old  text;
 BEGIN
-    SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_finish.shard;
     nm := shardid_internal._move_name(m.shard, m.move_id);
     PERFORM shardid_internal._node_connect('shardid_move_target', m.target);
     res := shardid_internal._node('shardid_move_target', format('SELECT shardid_internal._move_unsubscribe(%L)', nm), m.target)::jsonb;
@@ -35,12 +34,12 @@ BEGIN
                 format('SELECT to_jsonb(shardid_internal._move_retire(%s, %L, %L, %L, 300))', shard, m.schema_name, m.target,
                        CASE WHEN drop_old THEN NULL ELSE shardid_internal._fit_name(m.schema_name, '_moved_' || m.move_id) END),
                 lock_timeout))#>>'{}';
-    DELETE FROM shardid.shard_moves AS x WHERE x.shard = _move_finish.shard;
+    DELETE FROM shardid.shard_moves AS x WHERE x.shard = m.shard;
     RETURN old;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_finish(integer, boolean, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_finish(shardid.shard_moves, boolean, interval) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_finish(integer, boolean, interval) IS
+COMMENT ON FUNCTION shardid_internal._move_finish(shardid.shard_moves, boolean, interval) IS
     'Router, move phase repointed: drops the subscription, slots and publication, retires the old copy, deletes the move''s row.';

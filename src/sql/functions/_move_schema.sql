@@ -3,16 +3,15 @@
 -- (_create_shard_copy, one transaction there); the copy must be the
 -- source's shard (else the move fails and rolls back). Then phase 'copy'
 -- (online) or 'frozen' (offline).
-CREATE OR REPLACE FUNCTION shardid_internal._move_schema(shard integer) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._move_schema(m shardid.shard_moves) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    m    shardid.shard_moves;
+    shard integer := m.shard;
     src  jsonb;
     made jsonb;
 BEGIN
-    SELECT * INTO STRICT m FROM shardid.shard_moves AS x WHERE x.shard = _move_schema.shard;
     PERFORM shardid_internal._node_connect('shardid_move_source', m.source);
     PERFORM shardid_internal._node_connect('shardid_move_target', m.target);
     src := shardid_internal._node('shardid_move_source', format('SELECT shardid_internal._move_source_facts(%s)', shard), m.source)::jsonb;
@@ -25,11 +24,11 @@ BEGIN
     UPDATE shardid.shard_moves AS x
        SET phase = CASE WHEN m.mode = 'offline' THEN 'frozen' ELSE 'copy' END, bytes_total = (src->>'bytes')::bigint,
            updated_at = clock_timestamp()
-     WHERE x.shard = _move_schema.shard;
+     WHERE x.shard = m.shard;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_schema(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_schema(shardid.shard_moves) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_schema(integer) IS
+COMMENT ON FUNCTION shardid_internal._move_schema(shardid.shard_moves) IS
     'Router, move phase schema: the target makes and registers the shard from its templates with the source''s owners and privileges; the definitions must agree.';

@@ -6,8 +6,11 @@
 -- that plan's length. No row when the job is to end: stopped
 -- (rebalance_stop()), max_moves reached, or nothing left to move. An
 -- offline move left in progress fails the job (55000), as in rebalance().
+-- With it, whether to abort it, and the job's move options for
+-- move_shard().
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_next(job_id bigint)
-    RETURNS TABLE (action text, shard integer, target text)
+    RETURNS TABLE (action text, shard integer, target text, abort boolean, drop_old boolean, lock_timeout interval,
+                   cutover_timeout interval, catchup_timeout interval, node_timeout interval)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -21,6 +24,11 @@ DECLARE
 BEGIN
     SELECT * INTO j FROM shardid.rebalance_jobs AS x WHERE x.job_id = _rebalance_job_next.job_id FOR UPDATE;
     o := j.options;
+    drop_old := (o->>'drop_old')::boolean;
+    lock_timeout := (o->>'lock_timeout')::interval;
+    cutover_timeout := (o->>'cutover_timeout')::interval;
+    catchup_timeout := (o->>'catchup_timeout')::interval;
+    node_timeout := (o->>'node_timeout')::interval;
     max_left := (o->>'max_moves')::integer - j.moves_done;
     IF j.state = 'stopping' OR max_left <= 0 THEN
         RETURN;
@@ -37,6 +45,7 @@ BEGIN
                                                m.shard, m.target, m.shard);
         END IF;
         action := CASE WHEN m.phase = 'aborting' THEN 'abort' ELSE 'resume' END;
+        abort := m.phase = 'aborting';
         shard := m.shard; target := m.target;
         UPDATE shardid.rebalance_jobs AS x
            SET current_shard = m.shard, current_source = m.source, current_target = m.target,
@@ -61,7 +70,7 @@ BEGIN
            updated_at = pg_catalog.clock_timestamp()
      WHERE x.job_id = j.job_id;
     IF steps > 0 THEN
-        action := 'move'; shard := plan.shard; target := plan.target;
+        action := 'move'; shard := plan.shard; target := plan.target; abort := false;
         RETURN NEXT;
     END IF;
 END

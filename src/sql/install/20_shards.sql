@@ -24,6 +24,7 @@
 \ir ../functions/_check_generator.sql
 \ir ../functions/_commit_allowed.sql
 \ir ../functions/_check_batch_size.sql
+\ir ../functions/_batch_progress.sql
 \ir ../functions/_index_list.sql
 \ir ../functions/_name_indexes.sql
 \ir ../functions/_create_shard_table.sql
@@ -34,12 +35,16 @@
 \ir ../functions/create_shards.sql
 \ir ../functions/_create_shards_start.sql
 \ir ../functions/_create_shards_batch.sql
+\ir ../functions/_create_shards_next_batch.sql
+\ir ../functions/_create_shards_done.sql
 \ir ../procedures/create_shards_proc.sql
 \ir ../functions/shard_schema.sql
 \ir ../functions/_register_table.sql
 \ir ../functions/create_table.sql
 \ir ../functions/_create_table_start.sql
 \ir ../functions/_create_table_batch.sql
+\ir ../functions/_create_table_next_batch.sql
+\ir ../functions/_create_table_done.sql
 \ir ../procedures/create_table_proc.sql
 \ir ../functions/drop_table.sql
 \ir ../functions/_refuse_template_drop.sql

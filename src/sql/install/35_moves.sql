@@ -86,8 +86,15 @@
 \ir ../functions/_move_rollback_steps.sql
 \ir ../procedures/_move_rollback.sql
 \ir ../functions/_move_outcome.sql
+\ir ../types/_move_run.sql
+\ir ../functions/_move_start.sql
 \ir ../functions/_move_failed.sql
+\ir ../functions/_move_step.sql
 \ir ../functions/_move_failure.sql
+\ir ../functions/_move_aborted.sql
+\ir ../functions/_move_raise.sql
 \ir ../functions/_move_report.sql
+\ir ../functions/_move_abort_start.sql
+\ir ../functions/_move_abort_end.sql
 \ir ../procedures/move_shard.sql
 \ir ../procedures/abort_move.sql

@@ -14,4 +14,8 @@
 \ir ../functions/shard_sizes.sql
 \ir ../functions/rebalance_plan.sql
 \ir ../functions/_check_move_done.sql
+\ir ../functions/_rebalance_begin.sql
+\ir ../functions/_rebalance_next.sql
+\ir ../functions/_rebalance_moved.sql
+\ir ../functions/_rebalance_end.sql
 \ir ../procedures/rebalance.sql

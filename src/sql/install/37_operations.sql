@@ -17,6 +17,8 @@
 \ir ../views/retired_copies.sql
 \ir ../functions/_drop_retired_copy.sql
 \ir ../functions/_drop_retired_copy_on.sql
+\ir ../functions/_retired_copies_due.sql
+\ir ../functions/_drop_retired_copy_counted.sql
 \ir ../procedures/drop_retired_copies.sql
 -- Draining a node before remove_node(): drain_plan() says which moves,
 -- drain_node() makes them, one at a time with rebalance()'s lock.
@@ -25,6 +27,7 @@
 \ir ../functions/drain_plan.sql
 \ir ../functions/_drain_start.sql
 \ir ../functions/_drain_finish.sql
+\ir ../functions/_drain_next.sql
 \ir ../procedures/drain_node.sql
 -- Background rebalances and drains: a dynamic background worker per job,
 -- registered by the calling backend (no shared_preload_libraries), its

@@ -39,4 +39,10 @@
 \ir ../functions/_apply_ddl_node.sql
 \ir ../functions/_apply_ddl_node_step.sql
 \ir ../functions/_apply_ddl_node_done.sql
+\ir ../functions/_apply_ddl_on_node.sql
+\ir ../functions/_apply_ddl_announce.sql
+\ir ../functions/_apply_ddl_next_batch.sql
+\ir ../functions/_apply_ddl_finished.sql
+\ir ../procedures/_apply_ddl_router.sql
+\ir ../procedures/_apply_ddl_concurrently.sql
 \ir ../procedures/apply_ddl.sql

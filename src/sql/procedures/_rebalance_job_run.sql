@@ -5,13 +5,12 @@
 -- says what to do, _rebalance_job_moved() counts it), so that
 -- rebalance_stop() is seen between moves. An error ends the CALL; the
 -- worker records it.
--- No SET search_path: PostgreSQL refuses COMMIT in a procedure that has
--- one, so every name and operator here is schema-qualified.
+-- No SET search_path (PostgreSQL refuses COMMIT in a procedure that has
+-- one): this holds the loop and its COMMITs; the functions it calls pin it.
 CREATE OR REPLACE PROCEDURE shardid_internal._rebalance_job_run(job_id bigint)
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    o    jsonb;
     step record;
 BEGIN
     IF NOT shardid_internal._commit_allowed() THEN
@@ -20,21 +19,18 @@ BEGIN
                   DETAIL = 'It commits after every move, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
                   HINT = 'Start a background rebalance with shardid.rebalance_start().';
     END IF;
-    o := shardid_internal._rebalance_job_begin(job_id);
+    PERFORM shardid_internal._rebalance_job_begin(job_id);
     COMMIT;
     LOOP
-        SELECT n.action, n.shard, n.target INTO step FROM shardid_internal._rebalance_job_next(job_id) AS n;
+        SELECT n.* INTO step FROM shardid_internal._rebalance_job_next(job_id) AS n;
         COMMIT;
         EXIT WHEN step.shard IS NULL;
-        IF step.action OPERATOR(pg_catalog.=) 'abort' THEN
+        IF step.abort THEN
             CALL shardid.abort_move(step.shard);
         ELSE
-            CALL shardid.move_shard(step.shard, step.target,
-                                    drop_old => (o OPERATOR(pg_catalog.->>) 'drop_old')::pg_catalog.bool,
-                                    lock_timeout => (o OPERATOR(pg_catalog.->>) 'lock_timeout')::pg_catalog.interval,
-                                    cutover_timeout => (o OPERATOR(pg_catalog.->>) 'cutover_timeout')::pg_catalog.interval,
-                                    catchup_timeout => (o OPERATOR(pg_catalog.->>) 'catchup_timeout')::pg_catalog.interval,
-                                    node_timeout => (o OPERATOR(pg_catalog.->>) 'node_timeout')::pg_catalog.interval);
+            CALL shardid.move_shard(step.shard, step.target, drop_old => step.drop_old, lock_timeout => step.lock_timeout,
+                                    cutover_timeout => step.cutover_timeout, catchup_timeout => step.catchup_timeout,
+                                    node_timeout => step.node_timeout);
         END IF;
         PERFORM shardid_internal._rebalance_job_moved(job_id, step.action, step.shard, step.target);
         COMMIT;

@@ -1,16 +1,15 @@
 -- create_shards() in batches that commit, for ranges one transaction cannot
 -- lock (8192 shards on a server with default settings), in pg_partman's
 -- *_proc convention. A procedure that COMMITs may have no SET clause (it
--- would make it atomic), so its body schema-qualifies every name and leaves
--- the work to functions that pin search_path.
+-- would make it atomic): this holds the loop and its COMMITs, the work and
+-- the NOTICEs are functions that pin search_path.
 CREATE OR REPLACE PROCEDURE shardid.create_shards_proc(first integer, last integer, batch_size integer DEFAULT 256)
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    todo     integer;
-    done     integer := 0;
-    made     integer;
-    batches  integer := 0;
+    todo integer;
+    made integer;
+    done integer[] := '{0,0}';  -- shards, batches
 BEGIN
     IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.create_shards_proc() cannot run inside a transaction block'
@@ -21,18 +20,12 @@ BEGIN
     todo := shardid_internal._create_shards_start(first, last, batch_size);
     RAISE NOTICE 'create_shards_proc: % shards of % .. % to create, in batches of %', todo, first, last, batch_size;
     LOOP
-        -- Progress for pg_stat_activity; SET LOCAL, so it ends with the batch.
-        PERFORM pg_catalog.set_config('application_name',
-                                      pg_catalog.format('shardid create_shards_proc %s/%s', done, todo), true);
-        made := shardid_internal._create_shards_batch(first, last, batch_size);
-        EXIT WHEN made OPERATOR(pg_catalog.=) 0;
+        made := shardid_internal._create_shards_next_batch(first, last, batch_size, done[1], todo);
+        EXIT WHEN made IS NULL;
         COMMIT;
-        done := done OPERATOR(pg_catalog.+) made;
-        batches := batches OPERATOR(pg_catalog.+) 1;
-        RAISE NOTICE 'create_shards_proc: batch % committed: % of % shards done', batches, done, todo;
+        done := shardid_internal._batch_progress('create_shards_proc', 'shards', done, made, todo);
     END LOOP;
-    RAISE NOTICE 'create_shards_proc: shards % .. %: % created, % existed already',
-        first, last, done, (last OPERATOR(pg_catalog.-) first OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.-) done;
+    PERFORM shardid_internal._create_shards_done(first, last, done[1]);
 END
 $$;
 

@@ -6,8 +6,9 @@
 -- background rebalance (the rebalance lock). Stops at the first failure
 -- by raising it; CALL it again to go on. The move options are passed to
 -- every move_shard() call.
--- No SET search_path: PostgreSQL refuses COMMIT in a procedure that has
--- one, so every name and operator here is schema-qualified.
+-- No SET search_path (PostgreSQL refuses COMMIT in a procedure that has
+-- one): this holds the loop and its COMMITs; the checks, what to do next
+-- and the NOTICEs are functions that pin it.
 CREATE OR REPLACE PROCEDURE shardid.drain_node(
     node text,
     strategy text DEFAULT 'by_size',
@@ -19,9 +20,9 @@ CREATE OR REPLACE PROCEDURE shardid.drain_node(
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    left_over record;
-    next_move record;
-    made      integer := 0;
+    step    record;
+    pending shardid.shard_moves[];
+    moved   integer[] := '{}';
 BEGIN
     IF NOT shardid_internal._commit_allowed() THEN
         RAISE EXCEPTION 'shardid.drain_node() cannot run inside a transaction block'
@@ -32,34 +33,17 @@ BEGIN
     PERFORM shardid_internal._check_rebalance_options(strategy, NULL);
     PERFORM shardid_internal._drain_start(node);
     COMMIT;
-    FOR left_over IN
-        SELECT m.shard, m.target, m.phase FROM shardid.shard_moves AS m
-         WHERE m.source OPERATOR(pg_catalog.=) node AND m.phase OPERATOR(pg_catalog.<>) 'aborting'
-           AND m.mode OPERATOR(pg_catalog.=) 'online'
-         ORDER BY m.shard
     LOOP
-        RAISE NOTICE 'drain_node: resuming the move of shard % to node "%" (phase %)', left_over.shard, left_over.target, left_over.phase;
-        CALL shardid.move_shard(left_over.shard, left_over.target, drop_old => drop_old,
+        step := shardid_internal._drain_next(pending, node, strategy);
+        EXIT WHEN step.shard IS NULL;
+        pending := step.pending;
+        CALL shardid.move_shard(step.shard, step.target, drop_old => drop_old,
                                 lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
                                 catchup_timeout => catchup_timeout, node_timeout => node_timeout);
-        PERFORM shardid_internal._check_move_done(left_over.shard, left_over.target);
-        made := made OPERATOR(pg_catalog.+) 1;
+        moved := shardid_internal._rebalance_moved(step.shard, step.target, moved);
         COMMIT;
     END LOOP;
-    LOOP
-        SELECT p.shard, p.target, p.bytes INTO next_move FROM shardid.drain_plan(node, strategy, 1) AS p;
-        EXIT WHEN NOT FOUND;
-        RAISE NOTICE 'drain_node: shard % from node "%" to node "%"%', next_move.shard, node, next_move.target,
-            CASE WHEN next_move.bytes IS NULL THEN ''
-                 ELSE pg_catalog.format(' (%s)', pg_catalog.pg_size_pretty(next_move.bytes)) END;
-        CALL shardid.move_shard(next_move.shard, next_move.target, drop_old => drop_old,
-                                lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
-                                catchup_timeout => catchup_timeout, node_timeout => node_timeout);
-        PERFORM shardid_internal._check_move_done(next_move.shard, next_move.target);
-        made := made OPERATOR(pg_catalog.+) 1;
-        COMMIT;
-    END LOOP;
-    PERFORM shardid_internal._drain_finish(node, made);
+    PERFORM shardid_internal._drain_finish(node, pg_catalog.cardinality(moved));
 END
 $$;
 

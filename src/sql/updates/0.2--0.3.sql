@@ -58,6 +58,16 @@ DROP FUNCTION shardid_internal._move_untrusted_code(name);
 DROP FUNCTION shardid_internal._node_ensure(text, text);
 DROP FUNCTION shardid_internal._node_open(text);
 
+-- The phase functions of a move take the move's row (move_shard() holds
+-- it) instead of reading it again; move_shard() carries its run from step
+-- to step in the type _move_run (_move_start, _move_step).
+DROP FUNCTION shardid_internal._move_schema(integer);
+DROP FUNCTION shardid_internal._move_copy(integer, interval, interval, jsonb);
+DROP FUNCTION shardid_internal._move_cutover(integer, interval, interval);
+DROP FUNCTION shardid_internal._move_repoint(integer);
+DROP FUNCTION shardid_internal._move_finish(integer, boolean, interval);
+\ir ../types/_move_run.sql
+
 -- add_node() and place_shards() gained force (they check the node unless
 -- it is given); the new signatures replace the old ones.
 DROP FUNCTION shardid.add_node(text, text);

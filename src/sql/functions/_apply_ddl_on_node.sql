@@ -1,0 +1,35 @@
+-- apply_ddl() on the router, one node, in one transaction of the router:
+-- the change started (or resumed) there (_apply_ddl_node: a statement
+-- that runs in a transaction block is applied by apply_ddl() on the node
+-- itself), then, for one that cannot, one table at a time over conn
+-- (_apply_ddl_node_step) with a NOTICE and application_name every
+-- batch_size tables; then the node recorded as done (_apply_ddl_node_done).
+-- The caller commits.
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_on_node(conn text, change shardid.ddl_changes, node text, batch_size integer)
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    node_id bigint;
+    done    integer := 0;
+BEGIN
+    PERFORM set_config('application_name', format('shardid apply_ddl %s node %s', change.template, node), false);
+    node_id := shardid_internal._apply_ddl_node(conn, change.change_id, node, batch_size);
+    IF node_id IS NOT NULL THEN
+        WHILE shardid_internal._apply_ddl_node_step(conn, node, node_id) IS NOT NULL LOOP
+            done := done + 1;
+            IF done % batch_size = 0 THEN
+                RAISE NOTICE 'apply_ddl: node %: % tables done', node, done;
+                PERFORM set_config('application_name', format('shardid apply_ddl %s node %s %s', change.template, node, done), false);
+            END IF;
+        END LOOP;
+    END IF;
+    PERFORM shardid_internal._apply_ddl_node_done(conn, change.change_id, node);
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer) IS
+    'apply_ddl() on the router: applies a change on one node (in a transaction block there, or one table at a time over dblink with progress NOTICEs) and records the node as done; the caller commits.';

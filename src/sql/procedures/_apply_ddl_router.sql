@@ -1,0 +1,40 @@
+-- apply_ddl() on the router: records the change (_apply_ddl_router_start),
+-- applies it on every node in name order, one router transaction per node
+-- (_apply_ddl_on_node), committing after each, then finishes it. A
+-- procedure of its own because it commits; executable by PUBLIC as
+-- apply_ddl() is (only administrators get past _apply_ddl_router_start()).
+-- No SET clause: it holds the loop and its COMMITs.
+CREATE OR REPLACE PROCEDURE shardid_internal._apply_ddl_router(template text, command text, batch_size integer)
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    change shardid.ddl_changes;
+    node   text;
+    conn   text := 'shardid_apply_ddl';
+    app    text := pg_catalog.current_setting('application_name');
+BEGIN
+    IF NOT shardid_internal._commit_allowed() THEN
+        RAISE EXCEPTION 'shardid_internal._apply_ddl_router() cannot run inside a transaction block'
+            USING ERRCODE = 'active_sql_transaction',
+                  DETAIL = 'It commits after every node, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
+                  HINT = 'It is called by shardid.apply_ddl(): CALL that on its own.';
+    END IF;
+    change := shardid_internal._apply_ddl_router_start(template, command);
+    COMMIT;
+    RAISE NOTICE 'apply_ddl: change % of %: % on every node', change.change_id, change.template, change.kind;
+    LOOP
+        node := shardid_internal._apply_ddl_next_node(change.change_id);
+        EXIT WHEN node IS NULL;
+        PERFORM shardid_internal._apply_ddl_on_node(conn, change, node, batch_size);
+        COMMIT;
+        RAISE NOTICE 'apply_ddl: node % done', node;
+    END LOOP;
+    PERFORM shardid_internal._apply_ddl_finish(change.change_id);
+    PERFORM pg_catalog.set_config('application_name', app, false);
+    COMMIT;
+    RAISE NOTICE 'apply_ddl: change % of % finished on every node', change.change_id, change.template;
+END
+$$;
+
+COMMENT ON PROCEDURE shardid_internal._apply_ddl_router(text, text, integer) IS
+    'apply_ddl() on the router: records the change and applies it on every node in name order, committing after each node. Executable by PUBLIC (apply_ddl() calls it; its functions check the caller).';
