@@ -161,8 +161,8 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- shards its schemas; shards 1 and 2 hold data, 0 and 3 none.
 DELETE FROM shardid.shard_placement;
 DELETE FROM shardid.nodes;
-SELECT format('host=%s port=%s dbname=%s', split_part(current_setting('unix_socket_directories'), ',', 1),
-              current_setting('port'), current_database()) AS self \gset
+SELECT format('host=%s port=%s dbname=%s user=%s', split_part(current_setting('unix_socket_directories'), ',', 1),
+              current_setting('port'), current_database(), current_user) AS self \gset
 SELECT shardid.add_node('one', :'self');
 SELECT shardid.add_node('two', :'self');
 SELECT shardid.create_shards(0, 3);
