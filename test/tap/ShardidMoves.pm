@@ -32,7 +32,8 @@ use IPC::Run;
 use POSIX qw(WNOHANG);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
-use ShardidTest qw(data_node router_node have_extension router_dblink_sql registered_where writer_sql);
+use ShardidTest qw(data_node router_node have_extension router_dblink_sql registered_where post_ids_sql
+  writer_sql);
 use Test::More;
 use Time::HiRes qw(usleep);
 
@@ -45,7 +46,7 @@ our $PAUSE_KEY = "hashtext('shardid_test.move_pause')";
 my $bin = dirname(__FILE__) . '/../../bin';
 
 # The template and the functions of a node: insert_post(user, body) writes
-# the user's shard, shard_ids(shards) lists the IDs of the shards' posts.
+# the user's shard, post_ids(shards) lists the IDs of the shards' posts.
 # Role app gets privileges on a shard, which travel with it.
 sub node_sql
 {
@@ -60,12 +61,7 @@ BEGIN
                    shardid.shard_schema(public.user_shard(i_user))) INTO new_id USING i_user, i_body;
     RETURN new_id;
 END $$;
-CREATE FUNCTION public.shard_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE plpgsql AS $$
-BEGIN
-    RETURN QUERY EXECUTE (SELECT string_agg(format('SELECT p.id FROM %I.posts AS p', shardid.shard_schema(s)), ' UNION ALL ')
-                            FROM unnest(i_shards) AS s);
-END $$;
-};
+} . post_ids_sql('node');
 }
 
 # The router's routing: through PL/Proxy where it is installed, else (19)
@@ -74,20 +70,13 @@ my $plproxy_routing = q{
 CREATE FUNCTION public.insert_post(i_user bigint, i_body text) RETURNS bigint AS $$
     CLUSTER 'shardid'; RUN ON public.user_shard(i_user);
 $$ LANGUAGE plproxy;
-CREATE FUNCTION public.shard_ids(i_shards integer[]) RETURNS SETOF bigint AS $$
-    CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
-$$ LANGUAGE plproxy;
-};
+} . post_ids_sql('plproxy');
 my $dblink_routing = q{
 CREATE FUNCTION public.insert_post(i_user bigint, i_body text) RETURNS bigint LANGUAGE sql AS $$
     SELECT t.id FROM public.dblink(public.shard_connstr(public.user_shard(i_user)),
                                    format('SELECT public.insert_post(%s, %L)', i_user, i_body)) AS t(id bigint)
 $$;
-CREATE FUNCTION public.shard_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE sql AS $$
-    SELECT t.id FROM (SELECT public.shard_connstr(s) AS c, array_agg(s) AS ss FROM unnest(i_shards) AS s GROUP BY 1) AS g,
-           LATERAL public.dblink(g.c, format('SELECT public.shard_ids(%L)', g.ss)) AS t(id bigint)
-$$;
-};
+} . post_ids_sql('dblink');
 
 # The writer of the router (ShardidTest::writer_sql): CALL
 # public.writer(users, NULL, pause) writes to the users given in turn (so

@@ -25,8 +25,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(data_node router_node have_extension router_dblink_sql
-  node_insert_post_sql writer_sql install_writer leftovers registered_where
-  misplaced);
+  node_insert_post_sql post_ids_sql writer_sql install_writer leftovers
+  registered_where misplaced);
 
 unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
 {
@@ -140,6 +140,36 @@ BEGIN
     RETURN new_id;
 END $$;
 };
+}
+
+# post_ids_sql(SIDE) — SQL for public.post_ids(shards), the IDs of the
+# posts of those shards: SIDE 'node' reads the shards' tables of the node;
+# 'plproxy' and 'dblink' are the router's, calling each node once with its
+# shards (PL/Proxy's SPLIT; over dblink, to router_dblink_sql()'s connect
+# strings).
+sub post_ids_sql
+{
+	my ($side) = @_;
+	return {
+		node => q{
+CREATE FUNCTION public.post_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY EXECUTE (SELECT string_agg(format('SELECT p.id FROM %I.posts AS p', shardid.shard_schema(s)), ' UNION ALL ')
+                            FROM unnest(i_shards) AS s);
+END $$;
+},
+		plproxy => q{
+CREATE FUNCTION public.post_ids(i_shards integer[]) RETURNS SETOF bigint AS $$
+    CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
+$$ LANGUAGE plproxy;
+},
+		dblink => q{
+CREATE FUNCTION public.post_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE sql AS $$
+    SELECT t.id FROM (SELECT public.shard_connstr(s) AS c, array_agg(s) AS ss FROM unnest(i_shards) AS s GROUP BY 1) AS g,
+           LATERAL public.dblink(g.c, format('SELECT public.post_ids(%L)', g.ss)) AS t(id bigint)
+$$;
+},
+	}->{$side} // die "post_ids_sql: no side $side";
 }
 
 # writer_sql(%options) — SQL for the router of a test that writes while

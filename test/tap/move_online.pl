@@ -139,7 +139,7 @@ note('move_progress showed: ' . ((split / /, $copy[-1], 2)[1] // 'no copy line')
 	note('phases seen: ' . join(', ', @seen));
 }
 is($m->where(3), 'b b', 'shard 3: placed on b, registered on b only');
-is(r(qq{WITH t AS (SELECT * FROM public.shard_ids(ARRAY[3])), w AS (SELECT id FROM public.written WHERE shardid.id_shard(id) = 3)
+is(r(qq{WITH t AS (SELECT * FROM public.post_ids(ARRAY[3])), w AS (SELECT id FROM public.written WHERE shardid.id_shard(id) = 3)
   SELECT (SELECT count(*) FROM w WHERE id NOT IN (SELECT * FROM t)) || ' ' || (SELECT count(*) - count(DISTINCT t) FROM t) || ' ' ||
          (SELECT count(*) FROM t) - (SELECT count(*) FROM w) - $rows}),
 	'0 0 0', 'every acknowledged shard-3 row on the target exactly once (missing, duplicated, extra)');
@@ -172,7 +172,7 @@ is($m->writable(19), '3', 'shard 3 takes writes on b');
 
 # --- 2. interruptions ---------------------------------------------------------------
 sql('a', "INSERT INTO shard_0005.posts (user_id, body) SELECT 5, 'row ' || g FROM generate_series(1, 2000) g");
-sub n5 { return r('SELECT count(*) FROM public.shard_ids(ARRAY[5])'); }
+sub n5 { return r('SELECT count(*) FROM public.post_ids(ARRAY[5])'); }
 my $rows5 = n5();
 # the privileges given on a travel with the shard
 sub acl5

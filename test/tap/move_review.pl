@@ -197,7 +197,7 @@ is($m->placed(21) . ' ' . adm('a2', 'SELECT count(*) FROM shard_0021.notes') . '
 # the CALL cancelled at the same moment. Whichever wins, the shard is whole
 # where the router points; a repointed move is never undone.
 sql('a', "INSERT INTO shard_0005.posts (user_id, body) SELECT 5, 'r ' || g FROM generate_series(1, 500) g");
-sub n5 { return $router->safe_psql('app', 'SELECT count(*) FROM public.shard_ids(ARRAY[5])'); }
+sub n5 { return $router->safe_psql('app', 'SELECT count(*) FROM public.post_ids(ARRAY[5])'); }
 my $rows5 = n5();
 my @outcomes;
 for my $i (1 .. 6)

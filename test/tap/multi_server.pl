@@ -49,12 +49,7 @@ BEGIN
                || format(' ORDER BY 1 DESC LIMIT %s', i_limit)
           FROM unnest(i_shards) AS s);
 END $$;
-CREATE FUNCTION public.all_post_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE plpgsql AS $$
-BEGIN
-    RETURN QUERY EXECUTE (SELECT string_agg(format('SELECT p.id FROM %I.posts AS p', shardid.shard_schema(s)), ' UNION ALL ')
-                            FROM unnest(i_shards) AS s);
-END $$;
-};
+} . post_ids_sql('node');
 
 # wal_level = replica, as the bash suite's servers had: the dump-based
 # --offline move (move_online covers the online one).
@@ -88,10 +83,7 @@ CREATE FUNCTION public.newest_posts(i_shards integer[], i_limit integer, OUT id 
     RETURNS SETOF record AS $$
     CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
 $$ LANGUAGE plproxy;
-CREATE FUNCTION public.all_post_ids(i_shards integer[]) RETURNS SETOF bigint AS $$
-    CLUSTER 'shardid'; SPLIT i_shards; RUN ON i_shards;
-$$ LANGUAGE plproxy;
-};
+} . post_ids_sql('plproxy');
 }
 else
 {
@@ -113,11 +105,7 @@ CREATE FUNCTION public.newest_posts(i_shards integer[], i_limit integer, OUT id 
            LATERAL public.dblink(g.c, format('SELECT * FROM public.newest_posts(%L, %s)', g.ss, i_limit))
                 AS t(id bigint, user_id bigint, body text)
 $$;
-CREATE FUNCTION public.all_post_ids(i_shards integer[]) RETURNS SETOF bigint LANGUAGE sql AS $$
-    SELECT t.id FROM (SELECT public.shard_connstr(s) AS c, array_agg(s) AS ss FROM unnest(i_shards) AS s GROUP BY 1) AS g,
-           LATERAL public.dblink(g.c, format('SELECT public.all_post_ids(%L)', g.ss)) AS t(id bigint)
-$$;
-};
+} . post_ids_sql('dblink');
 }
 my $router = router_node('router', \%node, plproxy => 1);
 my $R = $router->connstr('app');
@@ -273,9 +261,9 @@ like($err, qr/shard 5 moved to node b/, 'the retired copy refuses writes, naming
 
 # Nothing lost, nothing duplicated, nothing extra: the rows on the nodes are
 # exactly the IDs the application got back.
-is(sql($router, q{SELECT count(*) || ' ' || count(DISTINCT i) FROM all_post_ids(shardid.placed_shards()) AS i}),
+is(sql($router, q{SELECT count(*) || ' ' || count(DISTINCT i) FROM post_ids(shardid.placed_shards()) AS i}),
 	"$total $total", 'rows on the nodes = IDs written (count, distinct)');
-is(sql($router, q{SELECT (SELECT count(*) FROM (SELECT id FROM written EXCEPT SELECT * FROM all_post_ids(shardid.placed_shards())) x) || ' ' || (SELECT count(*) FROM (SELECT * FROM all_post_ids(shardid.placed_shards()) EXCEPT SELECT id FROM written) y)}),
+is(sql($router, q{SELECT (SELECT count(*) FROM (SELECT id FROM written EXCEPT SELECT * FROM post_ids(shardid.placed_shards())) x) || ' ' || (SELECT count(*) FROM (SELECT * FROM post_ids(shardid.placed_shards()) EXCEPT SELECT id FROM written) y)}),
 	'0 0', 'IDs on the nodes missing from / extra to the written ones');
 is(sql($router, 'SELECT count(*) FROM written w, LATERAL get_post(w.id) g WHERE g.id = w.id AND g.user_id = w.key'),
 	$total, 'every ID still resolves through the router');
