@@ -25,11 +25,12 @@ shardid_deps() {
 
 # The packages of pg_cron (none for 19 yet), of the client and application
 # tests (test/tap/clients.pl, pgbouncer.pl, orm_recipes.pl, apps.pl:
-# Debian's python3-pytest and node --test) and of the release checks, installed where this Debian suite has
-# them: the TAP files skip, naming what is missing, where it has not. The
-# JavaScript ones only where nodejs is Debian's (or not installed):
-# NodeSource's build (this project's Debian 12 host) cannot take Debian's
-# node-pg and npm, and the JavaScript parts are skipped there.
+# Debian's python3-pytest and node --test) and of the release checks,
+# installed where this Debian suite has them: the TAP files skip, naming
+# what is missing, where it has not. The JavaScript ones only where nodejs
+# is Debian's (or not installed): NodeSource's build (this project's Debian
+# 12 host) cannot take Debian's node-pg and npm, and the JavaScript parts
+# are skipped there.
 shardid_test_deps() {
 	echo "postgresql-$SHARDID_PG-cron"	# test/tap/rebalance.pl's scheduled step
 	echo python3 python3-pytest python3-psycopg python3-psycopg-pool python3-psycopg2 \
