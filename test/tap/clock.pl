@@ -12,7 +12,6 @@
 use strict;
 use warnings;
 
-use File::Basename qw(dirname);
 use File::Spec;
 use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
@@ -20,16 +19,13 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
 
+# ShardidTest points Cluster.pm at PGXS's pg_regress; nothing is imported.
+use FindBin;
+use lib $FindBin::RealBin;
+use ShardidTest ();
+
 my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 plan skip_all => "libfaketime not installed ($libfaketime)" unless -r $libfaketime;
-
-# Cluster.pm's init runs "$PG_REGRESS --config-auth DATADIR", a no-op on
-# Unix that must still succeed: use PGXS's pg_regress unless given one.
-unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
-{
-	chomp(my $pgxs = `pg_config --pgxs`);
-	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
-}
 
 my $node = PostgreSQL::Test::Cluster->new('clock');
 $node->init;

@@ -22,7 +22,6 @@ use strict;
 use warnings;
 
 use Cwd qw(abs_path);
-use File::Basename qw(dirname);
 use IPC::Run;
 use JSON::PP qw(decode_json);
 use PostgreSQL::Test::Cluster;
@@ -30,13 +29,10 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-# Cluster.pm's init runs "$PG_REGRESS --config-auth DATADIR", a no-op on
-# Unix that must still succeed: use PGXS's pg_regress unless given one.
-unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
-{
-	chomp(my $pgxs = `pg_config --pgxs`);
-	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
-}
+# ShardidTest points Cluster.pm at PGXS's pg_regress; nothing is imported.
+use FindBin;
+use lib $FindBin::RealBin;
+use ShardidTest ();
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init;

@@ -40,9 +40,9 @@ as_postgres() {
 pg_free_port() {
 	local port
 	for port in $(seq 54320 54420); do
-		if ! (echo > /dev/tcp/127.0.0.1/$port) 2>/dev/null &&
-		   ! ls /tmp/.s.PGSQL.$port >/dev/null 2>&1 &&
-		   ! ls /var/run/postgresql/.s.PGSQL.$port >/dev/null 2>&1; then
+		if ! (echo > /dev/tcp/127.0.0.1/"$port") 2>/dev/null &&
+		   ! ls /tmp/.s.PGSQL."$port" >/dev/null 2>&1 &&
+		   ! ls /var/run/postgresql/.s.PGSQL."$port" >/dev/null 2>&1; then
 			local used=0 d
 			for d in "${SHARDID_SERVERS[@]}"; do
 				[ "$(cat "$d/port" 2>/dev/null)" = "$port" ] && used=1
