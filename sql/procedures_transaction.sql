@@ -76,9 +76,9 @@ SELECT 1 AS first_statement \; CALL shardid.move_shard(1, 'b');
 \echo :LAST_ERROR_SQLSTATE
 
 -- Each procedure checks first: none runs a statement before it (the
--- check is the first statement of its body).
+-- check is the first statement of its body, up to its first comma here).
 SELECT p.proname,
-       pg_catalog.ltrim(pg_catalog.split_part(pg_catalog.split_part(p.prosrc, 'BEGIN', 2), E'\n', 2)) AS first_statement
+       pg_catalog.split_part(pg_catalog.ltrim(pg_catalog.split_part(pg_catalog.split_part(p.prosrc, 'BEGIN', 2), E'\n', 2)), ',', 1) AS first_statement
   FROM pg_proc AS p
  WHERE p.pronamespace IN ('shardid'::regnamespace, 'shardid_internal'::regnamespace) AND p.prokind = 'p'
  ORDER BY 1;

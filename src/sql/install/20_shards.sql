@@ -14,7 +14,8 @@
 -- pins search_path to pg_catalog, pg_temp and qualifies every name it builds.
 -- The *_proc procedures commit in batches, for more shards than one
 -- transaction can lock; a SET clause would forbid their COMMIT, so their
--- bodies qualify every name (operators too) and call such functions.
+-- bodies only call such functions (qualified) and COMMIT, starting with
+-- _require_commit(_commit_allowed(), ...), as every procedure does.
 \ir ../tables/shard_registry.sql
 \ir ../tables/sharded_tables.sql
 \ir ../functions/_shard_schema_name.sql
@@ -23,6 +24,7 @@
 \ir ../functions/_check_registry_privileges.sql
 \ir ../functions/_check_generator.sql
 \ir ../functions/_commit_allowed.sql
+\ir ../functions/_require_commit.sql
 \ir ../functions/_check_batch_size.sql
 \ir ../functions/_batch_progress.sql
 \ir ../functions/_index_list.sql

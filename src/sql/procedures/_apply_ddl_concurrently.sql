@@ -15,12 +15,9 @@ DECLARE
     conn text := 'shardid_apply_ddl';
     app  text := pg_catalog.current_setting('application_name');
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid_internal._apply_ddl_concurrently() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits after every table, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'It is called by shardid.apply_ddl(): CALL that on its own.';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid_internal._apply_ddl_concurrently()',
+                                             'after every table',
+                                             'It is called by shardid.apply_ddl(): CALL that on its own.');
     PERFORM shardid_internal._apply_ddl_connect(conn, NULL, loopback);
     LOOP
         SELECT * INTO c FROM shardid_internal._apply_ddl_claim(change.change_id);

@@ -15,12 +15,9 @@ AS $$
 DECLARE
     m shardid.shard_moves;
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid_internal._move_rollback() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits after each step, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'It is called by shardid.move_shard() and shardid.abort_move(): CALL those on their own.';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid_internal._move_rollback()',
+                                             'after each step',
+                                             'It is called by shardid.move_shard() and shardid.abort_move(): CALL those on their own.');
     m := shardid_internal._move_rollback_start(shard);
     COMMIT;
     IF m.shard IS NULL THEN

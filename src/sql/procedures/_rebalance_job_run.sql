@@ -13,12 +13,9 @@ AS $$
 DECLARE
     step record;
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid_internal._rebalance_job_run() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits after every move, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'Start a background rebalance with shardid.rebalance_start().';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid_internal._rebalance_job_run()',
+                                             'after every move',
+                                             'Start a background rebalance with shardid.rebalance_start().');
     PERFORM shardid_internal._rebalance_job_begin(job_id);
     COMMIT;
     LOOP

@@ -13,12 +13,8 @@ AS $$
 DECLARE
     s shardid_internal._move_run;
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid.abort_move() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits after each step of the rollback, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'CALL it on its own (autocommit).';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.abort_move()',
+                                             'after each step of the rollback');
     s := shardid_internal._move_abort_start(shard);
     COMMIT;
     PERFORM shardid_internal._move_raise(s);

@@ -17,12 +17,9 @@ DECLARE
     made   integer;
     done   integer[] := '{0,0}';  -- tables, batches
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid.apply_ddl() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits after every batch, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'CALL it on its own.';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.apply_ddl()',
+                                             'after every batch',
+                                             'CALL it on its own.');
     PERFORM shardid_internal._check_batch_size(batch_size);
     IF shardid_internal._apply_ddl_on_nodes() THEN
         CALL shardid_internal._apply_ddl_router(template, command, batch_size);

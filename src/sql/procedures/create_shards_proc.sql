@@ -11,12 +11,9 @@ DECLARE
     made integer;
     done integer[] := '{0,0}';  -- shards, batches
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid.create_shards_proc() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits after every batch, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'CALL it on its own, or use shardid.create_shards() for a range that fits one transaction.';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.create_shards_proc()',
+                                             'after every batch',
+                                             'CALL it on its own, or use shardid.create_shards() for a range that fits one transaction.');
     todo := shardid_internal._create_shards_start(first, last, batch_size);
     RAISE NOTICE 'create_shards_proc: % shards of % .. % to create, in batches of %', todo, first, last, batch_size;
     LOOP

@@ -11,12 +11,9 @@ DECLARE
     made integer;
     done integer[] := '{0,0}';  -- tables, batches
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid.create_table_proc() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits after every batch, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'CALL it on its own, or use shardid.create_table() when every shard''s table fits one transaction.';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.create_table_proc()',
+                                             'after every batch',
+                                             'CALL it on its own, or use shardid.create_table() when every shard''s table fits one transaction.');
     SELECT * INTO s FROM shardid_internal._create_table_start(template, id_column, batch_size) AS x;
     RAISE NOTICE 'create_table_proc: % of % shards to get table %, in batches of %', s.todo, s.shards, s.table_name, batch_size;
     LOOP

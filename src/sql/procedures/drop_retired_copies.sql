@@ -11,12 +11,8 @@ DECLARE
     copies record;
     counts bigint[] := '{0,0}';  -- copies dropped, bytes freed
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid.drop_retired_copies() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits after every copy it drops, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'CALL it on its own (autocommit).';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.drop_retired_copies()',
+                                             'after every copy it drops');
     FOR copies IN SELECT c.node, c.schema_name FROM shardid_internal._retired_copies_due(older_than) AS c LOOP
         counts := shardid_internal._drop_retired_copy_counted(counts, copies.node, copies.schema_name);
         COMMIT;

@@ -23,12 +23,8 @@ DECLARE
     t_start  timestamptz := pg_catalog.clock_timestamp();
     t_routed timestamptz;
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid.move_shard() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits once per phase (so that an interruption resumes or rolls back from there), which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'CALL it on its own (autocommit).';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.move_shard()',
+                                             'once per phase (so that an interruption resumes or rolls back from there)');
     PERFORM shardid_internal._move_lock(shard, 'shardid.move_shard()');
     COMMIT;
     s := shardid_internal._move_start(shard, to_node, drop_old, offline, lock_timeout, cutover_timeout, catchup_timeout, node_timeout);

@@ -30,12 +30,8 @@ DECLARE
     pending shardid.shard_moves[];
     moved   integer[] := '{}';
 BEGIN
-    IF NOT shardid_internal._commit_allowed() THEN
-        RAISE EXCEPTION 'shardid.rebalance() cannot run inside a transaction block'
-            USING ERRCODE = 'active_sql_transaction',
-                  DETAIL = 'It commits after every move, which a CALL inside BEGIN ... COMMIT, a function, an EXCEPTION block or a multi-statement query string cannot do.',
-                  HINT = 'CALL it on its own (autocommit).';
-    END IF;
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.rebalance()',
+                                             'after every move');
     PERFORM shardid_internal._rebalance_begin(strategy, max_moves);
     COMMIT;
     LOOP
