@@ -1,7 +1,8 @@
 -- Router SQL: check_cluster() and what add_node() and place_shards()
 -- refuse of a node, with databases of this server as the nodes: a and b
 -- hold shards, c only the extension and the template, nox no shardid,
--- odd another layout, old shardid 0.2.
+-- odd another layout, old shardid 0.2, locked shardid read by a role that
+-- may not (its sessions run as regress_cc_reader).
 \set SHOW_CONTEXT never
 CREATE EXTENSION dblink;
 SELECT current_database() AS regress_db,
@@ -14,6 +15,8 @@ CREATE DATABASE regress_cc_c;
 CREATE DATABASE regress_cc_nox;
 CREATE DATABASE regress_cc_odd;
 CREATE DATABASE regress_cc_old;
+CREATE DATABASE regress_cc_locked;
+CREATE ROLE regress_cc_reader;
 \c regress_cc_a
 SET client_min_messages = warning;
 CREATE EXTENSION shardid;
@@ -38,7 +41,11 @@ SELECT epoch, shard_bits, seq_bits FROM shardid.configure('2020-01-01 00:00:00+0
 \c regress_cc_old
 SET client_min_messages = warning;
 CREATE EXTENSION shardid VERSION '0.2';
+\c regress_cc_locked
+SET client_min_messages = warning;
+CREATE EXTENSION shardid;
 \c :regress_db
+ALTER DATABASE regress_cc_locked SET role = regress_cc_reader;
 
 -- add_node() refuses a node it cannot reach, one without shardid, one with
 -- another layout; force => true registers it anyway (bootstrap order).
@@ -151,8 +158,11 @@ SELECT * FROM dblink(:'base' || 'regress_cc_a', 'SELECT count(*) FROM shardid.dd
 
 -- Nodes that cannot be read, and a layout that differs: forced in, reported.
 -- A node with an older shardid (0.2) is read no further either; add_node()
--- does not compare versions.
+-- does not compare versions. A node that answers but cannot be read (its
+-- role may not execute shardid's functions there) is not "unreachable":
+-- the detail carries its error and SQLSTATE.
 SELECT shardid.add_node('gone', 'host=/nonexistent/gone dbname=app', force => true);
+SELECT shardid.add_node('locked', :'base' || 'regress_cc_locked', force => true);
 SELECT shardid.add_node('nox', :'base' || 'regress_cc_nox', force => true);
 SELECT shardid.add_node('odd', :'base' || 'regress_cc_odd', force => true);
 SELECT shardid.add_node('old', :'base' || 'regress_cc_old');
@@ -170,7 +180,7 @@ SELECT kind, shard, node FROM shardid.check_cluster() WHERE node = 'old';
 -- downgrade, the fix is the router's update.
 SELECT dblink_exec(:'base' || 'regress_cc_old', 'UPDATE pg_extension SET extversion = ''0.10'' WHERE extname = ''shardid''');
 SELECT kind, shard, node, detail, fix FROM shardid.check_cluster() WHERE node = 'old';
-SELECT shardid.remove_node('gone'), shardid.remove_node('nox'), shardid.remove_node('odd'), shardid.remove_node('old');
+SELECT shardid.remove_node('gone'), shardid.remove_node('locked'), shardid.remove_node('nox'), shardid.remove_node('odd'), shardid.remove_node('old');
 SELECT * FROM shardid.check_cluster();
 
 -- drain_plan(): a's shards, each to the then emptiest other node (b holds
@@ -206,3 +216,5 @@ DROP DATABASE regress_cc_c;
 DROP DATABASE regress_cc_nox;
 DROP DATABASE regress_cc_odd;
 DROP DATABASE regress_cc_old;
+DROP DATABASE regress_cc_locked;
+DROP ROLE regress_cc_reader;

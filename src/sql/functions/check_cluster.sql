@@ -2,8 +2,12 @@
 -- the command that fixes it; no row on a healthy cluster. Every node is
 -- read once over dblink (search_path pinned, shardid_internal._node_facts()) and
 -- compared with the router and the other nodes:
---   node_unreachable, extension_missing, extension_version: the node could
---     not be read (its other checks are skipped); a node at an older
+--   node_unreachable, node_unreadable, extension_missing,
+--     extension_version: the node could not be read (its other checks are
+--     skipped): it cannot be reached (a connection SQLSTATE,
+--     _node_unreachable()), or it answered but reading it failed (any
+--     other error, such as the role of its connect string lacking a
+--     privilege there; its SQLSTATE in the detail); a node at an older
 --     version is updated, a newer one (updated first) is matched by
 --     updating the router;
 --   layout_differs: a node's layout is not the router's (shardid.layout());
@@ -36,6 +40,7 @@ DECLARE
     newer  boolean;
     facts  jsonb := '{}';
     msg    text;
+    st     text;
     now_ms bigint := (pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint;
 BEGIN
     PERFORM shardid_internal._dblink_schema();
@@ -74,11 +79,18 @@ BEGIN
             END IF;
             PERFORM shardid_internal._node_close(conn);
         EXCEPTION WHEN OTHERS THEN
-            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, st = RETURNED_SQLSTATE;
             PERFORM shardid_internal._node_close(conn);
-            kind := 'node_unreachable'; shard := NULL; node := nd.node;
-            detail := msg;
-            fix := pg_catalog.format('-- start node "%s", or correct its connect string (shardid.nodes); then check again', nd.node);
+            shard := NULL; node := nd.node;
+            IF shardid_internal._node_unreachable(st) THEN
+                kind := 'node_unreachable';
+                detail := msg;
+                fix := pg_catalog.format('-- start node "%s", or correct its connect string (shardid.nodes); then check again', nd.node);
+            ELSE
+                kind := 'node_unreadable';
+                detail := pg_catalog.format('%s (SQLSTATE %s)', msg, st);
+                fix := pg_catalog.format('-- node "%s" answered, but reading it failed: correct what the detail says (for a permission error, its connect string must name the owner of shardid there, or a superuser); then check again', nd.node);
+            END IF;
             RETURN NEXT;
         END;
     END LOOP;
@@ -255,4 +267,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid.check_cluster() FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.check_cluster() IS
-    'Router: one row per problem of the cluster (kind, shard, node, detail, fix: the command that fixes it), none when healthy: unreachable nodes, layouts, shards live twice or nowhere, placements, templates, leftovers of moves, the PL/Proxy cluster, unfinished apply_ddl().';
+    'Router: one row per problem of the cluster (kind, shard, node, detail, fix: the command that fixes it), none when healthy: unreachable or unreadable nodes, layouts, shards live twice or nowhere, placements, templates, leftovers of moves, the PL/Proxy cluster, unfinished apply_ddl().';
