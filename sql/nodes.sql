@@ -235,6 +235,8 @@ SELECT o.option_name, o.option_value
 CREATE EXTENSION dblink;
 SELECT count(*) AS out_of_step FROM shardid.check_cluster() WHERE kind = 'proxy_out_of_step';
 ALTER SERVER shardid OPTIONS (SET p6 'host=/nonexistent/elsewhere dbname=app', SET p4 'host=/nonexistent/elsewhere dbname=app');
+-- (what refresh_cluster() would change, as check_cluster() counts it)
+SELECT option_name, shard, action, connstr FROM shardid_internal._proxy_diff();
 SELECT kind, shard, node, detail, fix FROM shardid.check_cluster() WHERE kind <> 'node_unreachable';
 SELECT fix AS proxy_fix FROM shardid.check_cluster() WHERE kind = 'proxy_out_of_step' \gset
 :proxy_fix

@@ -230,20 +230,11 @@ BEGIN
     IF EXISTS (SELECT FROM pg_foreign_data_wrapper AS w WHERE w.fdwname = 'plproxy')
        AND EXISTS (SELECT FROM shardid.shard_placement) THEN
         RETURN QUERY
-        WITH cur AS (
-            SELECT o.option_name AS k, o.option_value AS v
-              FROM pg_foreign_server AS s, pg_options_to_table(s.srvoptions) AS o
-             WHERE s.srvname = 'shardid' AND o.option_name ~ '^p[0-9]+$'
-        ), diff AS (
-            SELECT c.shard FROM shardid.partition_connstrs() AS c
-              LEFT JOIN cur ON cur.k = 'p' || c.shard
-             WHERE cur.v IS DISTINCT FROM c.connstr
-        )
         SELECT 'proxy_out_of_step', pg_catalog.min(d.shard), NULL::text,
                pg_catalog.format('the PL/Proxy cluster ''shardid'' differs from the placement in %s partitions (the first: shard %s)',
                                  pg_catalog.count(*), pg_catalog.min(d.shard)),
                'SELECT shardid.refresh_cluster();'
-          FROM diff AS d
+          FROM shardid_internal._proxy_diff() AS d
         HAVING pg_catalog.count(*) > 0;
     END IF;
 

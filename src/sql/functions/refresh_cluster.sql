@@ -32,28 +32,14 @@ BEGIN
         RETURN changes;
     END IF;
 
-    -- Diff the partition options against the placement; other options
+    -- Only the partition options that differ (_proxy_diff()); other options
     -- (connection_lifetime, query_timeout, ...) are the administrator's.
-    WITH cur AS (
-        SELECT o.option_name AS k, o.option_value AS v
-          FROM pg_catalog.pg_foreign_server AS s,
-               pg_catalog.pg_options_to_table(s.srvoptions) AS o
-         WHERE s.srvname = 'shardid'
-           AND o.option_name ~ '^p[0-9]+$'
-    ), want AS (
-        SELECT 'p' || c.shard AS k, c.connstr AS v, c.shard
-          FROM shardid.partition_connstrs() AS c
-    ), diff AS (
-        SELECT CASE WHEN cur.k IS NULL THEN pg_catalog.format('ADD %s %L', want.k, want.v)
-                    WHEN want.k IS NULL THEN pg_catalog.format('DROP %s', cur.k)
-                    ELSE pg_catalog.format('SET %s %L', want.k, want.v) END AS op,
-               COALESCE(want.shard, pg_catalog.substr(cur.k, 2)::integer) AS ord
-          FROM want FULL JOIN cur ON cur.k = want.k
-         WHERE cur.v IS DISTINCT FROM want.v
-    )
-    SELECT pg_catalog.string_agg(d.op, ', ' ORDER BY d.ord), pg_catalog.count(*)
+    SELECT pg_catalog.string_agg(CASE d.action WHEN 'DROP' THEN pg_catalog.format('DROP %s', d.option_name)
+                                                ELSE pg_catalog.format('%s %s %L', d.action, d.option_name, d.connstr) END,
+                                 ', ' ORDER BY d.shard, d.option_name),
+           pg_catalog.count(*)
       INTO opts, changes
-      FROM diff AS d;
+      FROM shardid_internal._proxy_diff() AS d;
     IF changes > 0 THEN
         EXECUTE pg_catalog.format('ALTER SERVER shardid OPTIONS (%s)', opts);
     END IF;

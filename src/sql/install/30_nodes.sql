@@ -50,6 +50,7 @@
 \ir ../tables/session_locks.sql
 \ir ../views/placement.sql
 \ir ../functions/partition_connstrs.sql
+\ir ../functions/_proxy_diff.sql
 \ir ../functions/refresh_cluster.sql
 \ir ../functions/_refresh_partition.sql
 \ir ../functions/_refresh_proxy.sql
