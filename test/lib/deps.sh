@@ -52,6 +52,11 @@ deps_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok i
 # Whether the archive (as apt last fetched it) has a package of this name.
 deps_in_archive() { apt-cache show "$1" >/dev/null 2>&1; }
 
+# Whether apt fetched the package lists less than a day ago.
+deps_lists_fresh() {
+	find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -newermt '-1 day' 2>/dev/null | grep -q .
+}
+
 # build_extension NAME SOURCE BUILD-DEPENDS... — build and install NAME for
 # SHARDID_PG from the upstream tarball of Debian's SOURCE package. Prints
 # what it installed, or why it failed.
@@ -99,9 +104,18 @@ install_deps() {
 			build+=("$name")
 	done < <(shardid_extensions)
 	export DEBIAN_FRONTEND=noninteractive
-	if [ ${#missing[@]} -gt 0 ] || [ ${#build[@]} -gt 0 ] || [ ${#optional[@]} -gt 0 ]; then
-		apt-get update -q >/dev/null
+	# An optional package that the package lists, fetched today, do not
+	# have (postgresql-19-cron) asks for no update: the next day's run looks
+	# again.
+	local update=0
+	{ [ ${#missing[@]} -gt 0 ] || [ ${#build[@]} -gt 0 ]; } && update=1
+	if [ ${#optional[@]} -gt 0 ]; then
+		deps_lists_fresh || update=1
+		for p in "${optional[@]}"; do
+			deps_in_archive "$p" && update=1
+		done
 	fi
+	[ $update = 0 ] || apt-get update -q >/dev/null
 	for p in "${optional[@]}"; do
 		if deps_in_archive "$p"; then missing+=("$p"); else absent+=("$p"); fi
 	done
@@ -135,6 +149,9 @@ install_deps() {
 	return 0
 }
 
+# Whether apt has a version of PACKAGE to install.
+deps_candidate() { apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -qv '(none)'; }
+
 # deps_need PACKAGE... — for scripts that run as root (the release checks,
 # bench/): install the Debian packages that are missing; exit 77 (skip)
 # naming the first one this Debian suite does not have.
@@ -146,9 +163,9 @@ deps_need() {
 	[ ${#need[@]} -gt 0 ] || return 0
 	[ "$(id -u)" = 0 ] || { echo "FAIL: Debian packages missing: ${need[*]}" >&2; exit 1; }
 	for p in "${need[@]}"; do
-		if [ -z "$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)')" ]; then
+		if ! deps_candidate "$p"; then
 			apt-get update -q >/dev/null 2>&1 || true
-			if [ -z "$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)')" ]; then
+			if ! deps_candidate "$p"; then
 				echo "SKIP: Debian $(. /etc/os-release; echo "${VERSION_CODENAME:-$VERSION_ID}") has no package $p"
 				exit 77
 			fi
