@@ -1,9 +1,10 @@
 -- Router: where the PL/Proxy cluster 'shardid' (the partition options pN of
 -- its SQL/MED server) differs from the placement (partition_connstrs()):
 -- one row per partition option to ADD, SET or DROP (the ALTER SERVER
--- action), with the shard it stands for and the connect string it wants. Other options of the server (connection_lifetime, ...) are
--- the administrator's and are not compared. No row without the server.
--- Shared by refresh_cluster(), which applies it, and check_cluster(), which
+-- action), with the shard it stands for and the connect string it wants.
+-- Other options of the server (connection_lifetime, ...) are the
+-- administrator's and are not compared. No row without the server. Shared
+-- by refresh_cluster(), which applies it, and check_cluster(), which
 -- reports it (proxy_out_of_step).
 CREATE OR REPLACE FUNCTION shardid_internal._proxy_diff()
     RETURNS TABLE (option_name text, shard integer, action text, connstr text)
