@@ -3,9 +3,10 @@
 -- one row per partition option to ADD, SET or DROP (the ALTER SERVER
 -- action), with the shard it stands for and the connect string it wants.
 -- Other options of the server (connection_lifetime, ...) are the
--- administrator's and are not compared. No row without the server. Shared
--- by refresh_cluster(), which applies it, and check_cluster(), which
--- reports it (proxy_out_of_step).
+-- administrator's and are not compared. Without the server every
+-- partition is to ADD. Shared by refresh_cluster(), which applies it (once
+-- the server exists), and check_cluster(), which reports it
+-- (proxy_out_of_step).
 CREATE OR REPLACE FUNCTION shardid_internal._proxy_diff()
     RETURNS TABLE (option_name text, shard integer, action text, connstr text)
     LANGUAGE sql STABLE
@@ -23,11 +24,10 @@ AS $$
            CASE WHEN cur.k IS NULL THEN 'ADD' WHEN want.k IS NULL THEN 'DROP' ELSE 'SET' END, want.v
       FROM want FULL JOIN cur ON cur.k = want.k
      WHERE cur.v IS DISTINCT FROM want.v
-       AND EXISTS (SELECT FROM pg_foreign_server AS s WHERE s.srvname = 'shardid')
      ORDER BY 2, 1
 $$;
 
 REVOKE ALL ON FUNCTION shardid_internal._proxy_diff() FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._proxy_diff() IS
-    'Router: the partition options of the PL/Proxy cluster ''shardid'' that differ from the placement: the ALTER SERVER action (ADD, SET, DROP), the shard and the wanted connect string; none without the cluster.';
+    'Router: the partition options of the PL/Proxy cluster ''shardid'' that differ from the placement: the ALTER SERVER action (ADD, SET, DROP), the shard and the wanted connect string; every partition (ADD) without the cluster.';
