@@ -113,7 +113,7 @@ case "$err" in
 esac
 ok "while subscribed, next_id() refuses the synchronised generators (55000, the subscription named)"
 
-lsn=$(cut_over new "$NEW_PORT" shardid_all)
+lsn=$(cut_over new shardid_all)
 next -c 'ALTER SUBSCRIPTION shardid_all REFRESH SEQUENCES' >/dev/null
 wait_until next "SELECT bool_and(srsubstate = 'r') FROM pg_subscription_rel" "REFRESH SEQUENCES is done"
 next -c 'DROP SUBSCRIPTION shardid_all' >/dev/null

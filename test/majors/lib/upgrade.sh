@@ -146,10 +146,10 @@ subscribe() {
 	             PUBLICATION $3" >/dev/null
 }
 
-# cut_over PUBLISHER-DB PUBLISHER-PORT NAME — writes stop on the publisher
+# cut_over PUBLISHER-DB NAME — writes stop on the publisher
 # and the subscriber confirms its WAL position (printed).
 cut_over() {
-	local pub=$1 name=$3 lsn
+	local pub=$1 name=$2 lsn
 	"$pub" -c "ALTER DATABASE app SET default_transaction_read_only = on" >/dev/null
 	"$pub" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 	           WHERE datname = 'app' AND backend_type = 'client backend' AND pid <> pg_backend_pid()" >/dev/null
@@ -176,7 +176,7 @@ copy_while_writing() {
 # shard tables on the new server, none twice, and no slot left behind.
 cut_over_checked() {
 	local lsn
-	lsn=$(cut_over "$1" "$2" shardid_upgrade)
+	lsn=$(cut_over "$1" shardid_upgrade)
 	"$3" -c 'DROP SUBSCRIPTION shardid_upgrade' >/dev/null
 	"$1" -c 'BEGIN READ WRITE; DROP PUBLICATION shardid_upgrade; COMMIT;' >/dev/null
 	same_rows "$1" "$3"
