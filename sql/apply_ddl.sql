@@ -169,6 +169,51 @@ SELECT count(*) AS x_columns FROM pg_attribute WHERE attname = 'x' AND NOT attis
 SELECT change_id, template, requested_by, targets_done, finished_at IS NOT NULL AS finished
   FROM shardid.ddl_progress WHERE template = 'tenant.notes' ORDER BY change_id;
 
+-- The fence: the tenant's code that a superuser's change reaches (a CHECK
+-- on a rewrite and on VALIDATE, an index expression) runs as the tenant
+-- in a security-restricted operation, where RESET ROLE fails: it never
+-- becomes the superuser who CALLed apply_ddl().
+SET ROLE regress_ddl_tenant;
+CREATE FUNCTION tenant.pwn(t text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        RESET ROLE;
+        ALTER ROLE regress_ddl_tenant SUPERUSER;
+        INSERT INTO tenant.seen VALUES (current_user);
+    EXCEPTION WHEN OTHERS THEN
+        INSERT INTO tenant.seen VALUES (current_user || ' ' || SQLSTATE);
+    END;
+    RETURN true;
+END $$;
+CREATE FUNCTION tenant.pwn_i(t text) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN RETURN tenant.pwn(t); END $$;
+CALL shardid.apply_ddl('tenant.notes', 'ALTER TABLE %s ADD CONSTRAINT notes_pwn CHECK (tenant.pwn(body)) NOT VALID');
+RESET ROLE;
+TRUNCATE tenant.seen;
+CALL shardid.apply_ddl('tenant.notes', 'ALTER TABLE %s VALIDATE CONSTRAINT notes_pwn');
+CALL shardid.apply_ddl('tenant.notes', 'ALTER TABLE %s ALTER COLUMN body TYPE varchar(1000)');
+CALL shardid.apply_ddl('tenant.notes', 'CREATE INDEX notes_pwn_idx ON %s (body) WHERE tenant.pwn_i(body)');
+SELECT count(*) AS before_concurrently FROM tenant.seen;
+CALL shardid.apply_ddl('tenant.notes', 'CREATE INDEX CONCURRENTLY notes_pwn_cidx ON %s (id) WHERE tenant.pwn_i(body)');
+SELECT DISTINCT who, count(*) > 4 AS concurrently_ran_it FROM tenant.seen GROUP BY who ORDER BY who;
+SELECT rolsuper AS tenant_is_superuser FROM pg_roles WHERE rolname = 'regress_ddl_tenant';
+-- A copy another role owns: its code would run with the template owner's
+-- rights, so the change is refused before any table changes (42501).
+ALTER TABLE shard_0002.notes OWNER TO regress_ddl_other;
+CALL shardid.apply_ddl('tenant.notes', 'ALTER TABLE %s ADD COLUMN y int');
+SELECT count(*) AS y_columns FROM pg_attribute WHERE attname = 'y' AND NOT attisdropped;
+SELECT count(*) AS unfinished FROM shardid.ddl_progress WHERE template = 'tenant.notes' AND finished_at IS NULL;
+ALTER TABLE shard_0002.notes OWNER TO regress_ddl_tenant;
+-- The fence itself: only as a role the caller has the privileges of, and
+-- session_replication_role = replica (triggers off) for superusers only.
+SET ROLE regress_ddl_tenant;
+\set VERBOSITY sqlstate
+SELECT shardid_internal._run_as_owner('postgres', 'SELECT 1');
+SELECT shardid_internal._run_as_owner('regress_ddl_tenant', 'SELECT 1', true);
+\set VERBOSITY default
+SELECT shardid_internal._run_as_owner('regress_ddl_tenant', 'SELECT current_user::text || '' '' || current_setting(''search_path'')') AS ran_as;
+RESET ROLE;
+
 \c :regress_db
 SET client_min_messages = warning;
 DROP DATABASE regress_apply_ddl;

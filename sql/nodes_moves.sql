@@ -136,6 +136,9 @@ ALTER TABLE public.posts DROP COLUMN mood;
 -- a difference while apply_ddl() is unfinished on the source (shard 3's
 -- copy refused it): the error says so and names the re-CALL
 \c regress_moves_a
+-- (apply_ddl() refuses a copy another role owns than the template's:
+-- shard 1's table is the template owner's while it runs)
+ALTER TABLE shard_0001.posts OWNER TO postgres;
 ALTER TABLE shard_0003.posts ADD COLUMN mood integer;
 CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN mood text', 1);
 \c :regress_db
@@ -146,6 +149,7 @@ ALTER TABLE shard_0003.posts DROP COLUMN mood;
 CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN mood text', 1);
 CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s DROP COLUMN mood');
 SELECT count(*) AS unfinished FROM shardid.ddl_changes WHERE finished_at IS NULL;
+ALTER TABLE shard_0001.posts OWNER TO regress_moves_owner;
 \c :regress_db
 
 -- Agreeing now, the shard still cannot move online from a node without

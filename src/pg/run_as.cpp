@@ -37,7 +37,9 @@ PG_FUNCTION_INFO_V1(shardid_run_as_owner);
 /*
  * _run_as_owner(role regrole, sql text, replica boolean) → text: the first
  * value of the statement's first row (NULL if none). The caller must have
- * the privileges of role (a superuser has).
+ * the privileges of role (a superuser has), so this lets it do nothing SET
+ * ROLE would not, but in the fence; replica (a superuser's setting, which
+ * turns foreign-key triggers off) needs a superuser.
  */
 extern "C" Datum
 shardid_run_as_owner(PG_FUNCTION_ARGS)
@@ -56,6 +58,11 @@ shardid_run_as_owner(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 						errmsg("permission denied to run a statement as role \"%s\"",
 							   GetUserNameFromId(role, false))));
+	if (replica && !superuser())
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied to run a statement with session_replication_role = "
+							   "replica"),
+						errdetail("Only a superuser may turn triggers off.")));
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	/* settings first, while still the caller: session_replication_role is SUSET */

@@ -8,6 +8,13 @@
                              each entry quotes the object's COMMENT verbatim
   sql_sources.py skeleton    prints the reference entries the sources call for
                              (a start for a new object's entry)
+  sql_sources.py fence       no source switches roles by hand (SET ROLE, RESET
+                             ROLE, SET SESSION AUTHORIZATION, set_config of
+                             role or session_authorization), in its code or in
+                             the text it sends to a node: a table owner's code
+                             runs only through the one fence, _run_as_owner
+                             (a security-restricted operation as the owner),
+                             and in C only src/pg/run_as.cpp changes the user
 
 The sources are src/sql/{functions,procedures,views,tables,types,
 event_triggers,checks,updates,install}/*.sql; src/sql/released/shardid--*.sql are released
@@ -201,6 +208,33 @@ def skeleton():
     print('SQLSTATE codes (C):', ' '.join(sorted(codes)))
 
 
+ROLE_SWITCH = re.compile(
+    r"\b(?:RESET\s+ROLE|SET\s+(?:LOCAL\s+|SESSION\s+)?ROLE|SET\s+(?:LOCAL\s+|SESSION\s+)?SESSION\s+AUTHORIZATION"
+    r"|set_config\s*\(\s*'(?:role|session_authorization)')", re.I)
+C_ROLE_SWITCH = re.compile(r'\b(SetUserIdAndSecContext|SetCurrentRoleId|SetSessionAuthorization|SetUserId)\s*\(')
+FENCE_FILE = 'src/pg/run_as.cpp'
+
+
+def check_fence():
+    """Role switches outside the one fence: SQL sources (comments aside, string
+    literals included: text sent to a node counts) and the C glue."""
+    problems, n = [], 0
+    for path, code in sources():
+        n += 1
+        for m in ROLE_SWITCH.finditer(code):
+            problems.append('%s: %r switches roles by hand; run the statement through '
+                            'shardid_internal._run_as_owner() instead' % (path, m.group(0)))
+    for path in sorted(glob.glob(os.path.join(TOP, 'src', 'pg', '*.c*'))):
+        n += 1
+        rel = os.path.relpath(path, TOP)
+        if rel == FENCE_FILE:
+            continue
+        code = re.sub(r'/\*.*?\*/|//[^\n]*', ' ', open(path).read(), flags=re.S)
+        for m in C_ROLE_SWITCH.finditer(code):
+            problems.append('%s: %s() changes the user outside %s' % (rel, m.group(1), FENCE_FILE))
+    return problems, n
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else ''
     if what == 'skeleton':
@@ -212,8 +246,11 @@ def main():
     elif what == 'reference':
         problems, n = check_reference()
         label = '%d functions, views, settings and SQLSTATEs in docs/reference.md' % n
+    elif what == 'fence':
+        problems, n = check_fence()
+        label = '%d SQL and C sources, no role switched outside the fence' % n
     else:
-        print('usage: sql_sources.py objects|reference|skeleton', file=sys.stderr)
+        print('usage: sql_sources.py objects|reference|fence|skeleton', file=sys.stderr)
         return 2
     for p in problems:
         print(p)

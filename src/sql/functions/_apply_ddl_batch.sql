@@ -1,7 +1,9 @@
 -- One batch of apply_ddl() on a node, for statements that run in a
 -- transaction block: runs the change on the next batch_size targets that
--- lack it, as the template's owner, and records each in the ledger in the
--- same transaction; returns how many (0: done). The caller commits.
+-- lack it, as the template's owner in a security-restricted operation
+-- (_run_as_owner; a copy another role owns is refused), and records each
+-- in the ledger in the same transaction; returns how many (0: done). The
+-- caller commits.
 CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_batch(change_id bigint, batch_size integer) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -19,7 +21,11 @@ BEGIN
         rel := to_regclass(format('%I.%I', x.schema_name, x.table_name));
         -- a shard that lacks the table gets it from the changed template
         IF rel IS NOT NULL THEN
-            PERFORM shardid_internal._apply_ddl_run((shardid_internal._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement, owner);
+            IF x.target <> 'template' THEN
+                PERFORM shardid_internal._apply_ddl_owners(c.table_name, owner, x.shard);
+            END IF;
+            PERFORM shardid_internal._run_as_owner(quote_ident(owner)::regrole,
+                                                   (shardid_internal._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement);
         ELSIF x.target = 'template' THEN
             RAISE EXCEPTION 'template % of sharded table % no longer exists', x.target, c.table_name
                 USING ERRCODE = 'object_not_in_prerequisite_state';

@@ -33,6 +33,9 @@ BEGIN
         retry := x.running;
         statement := (shardid_internal._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement;
         owner := shardid_internal._apply_ddl_owner(c.table_name);
+        IF x.target <> 'template' THEN
+            PERFORM shardid_internal._apply_ddl_owners(c.table_name, owner, x.shard);
+        END IF;
         cleanup := ARRAY(SELECT format('DROP INDEX CONCURRENTLY %I.%I', x.schema_name, i.relname)
                            FROM pg_index AS ix JOIN pg_class AS i ON i.oid = ix.indexrelid
                           WHERE retry AND ix.indrelid = rel AND NOT ix.indisvalid

@@ -1,8 +1,9 @@
 -- apply_ddl() on the router, outside a transaction block: changes the next
 -- table of a node that lacks the change (claimed in the node's ledger,
--- which commits on its own over dblink; then the statement as the table's
--- owner; then marked done) and returns its target; NULL, with the node's
--- change finished, when every table there has it.
+-- which commits on its own over dblink; then the statement, in which
+-- PostgreSQL runs the owner's code as the owner; then marked done) and
+-- returns its target; NULL, with the node's change finished, when every
+-- table there has it.
 CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_node_step(conn text, node text, node_change bigint) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -18,7 +19,7 @@ BEGIN
         END IF;
         RETURN NULL;
     END IF;
-    PERFORM shardid_internal._apply_ddl_send(conn, node, j->>'owner',
+    PERFORM shardid_internal._apply_ddl_send(conn, node,
                                     ARRAY(SELECT jsonb_array_elements_text(COALESCE(j->'cleanup', '[]'))),
                                     j->>'statement');
     PERFORM shardid_internal._apply_ddl_result(conn, node, (j->>'retry')::boolean);

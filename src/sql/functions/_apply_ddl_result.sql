@@ -1,5 +1,5 @@
 -- apply_ddl(), outside a transaction block: waits for the statement sent
--- on conn and resets the connection's role. Its error is raised (node
+-- on conn. Its error is raised (node
 -- named), except on a retried target when the error says the change is
 -- there already (42P07, 42710, 42701 duplicate; 42704 undefined, for a
 -- DROP): the interrupted run had finished before the ledger recorded it.
@@ -18,7 +18,6 @@ BEGIN
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
     END;
-    PERFORM shardid_internal._node(conn, 'RESET ROLE', node);
     IF st IS NOT NULL THEN
         IF retry AND st IN ('42P07', '42710', '42701', '42704') THEN
             RAISE NOTICE 'apply_ddl: % (the interrupted run had made the change)', msg;
@@ -32,4 +31,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_result(text, text, boolean) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._apply_ddl_result(text, text, boolean) IS
-    'apply_ddl(), outside a transaction block: waits for the statement sent on a dblink connection, resets its role, raises its error unless a retried target already had the change.';
+    'apply_ddl(), outside a transaction block: waits for the statement sent on a dblink connection, raises its error unless a retried target already had the change.';

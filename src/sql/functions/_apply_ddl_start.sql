@@ -33,6 +33,7 @@ BEGIN
     PERFORM shardid_internal._check_template(t);
     canon := format('%I.%I', t.template_schema, t.template_name);
     owner := shardid_internal._apply_ddl_owner(t.table_name);
+    PERFORM shardid_internal._apply_ddl_owners(t.table_name, owner);
     chk := shardid_internal._apply_ddl_check(command, t.template_schema, t.template_name);
     -- and for a shard's copy: a command that names the template itself
     -- rather than %s is refused before anything changes

@@ -5,7 +5,7 @@
 -- beyond its templates (a DBA's CREATE INDEX on that shard) is made here:
 -- only one named CREATE INDEX of that table (_ddl_command reads the
 -- source's pg_get_indexdef, the schema and table given apart), run as the
--- table's owner with search_path pinned (_apply_ddl_run). Indexes of
+-- table's owner in a security-restricted operation (_run_as_owner). Indexes of
 -- constraints, and names taken here, are left to the comparison. Returns
 -- the names of the indexes made.
 CREATE OR REPLACE FUNCTION shardid_internal._move_copy_indexes(schema_name name, indexes jsonb, relations jsonb) RETURNS text[]
@@ -30,7 +30,7 @@ BEGIN
                 RAISE EXCEPTION 'index % of shard schema % is not a CREATE INDEX: %', quote_ident(e->>'name'), quote_ident(schema_name), e->>'def'
                     USING ERRCODE = 'invalid_parameter_value';
             END IF;
-            PERFORM shardid_internal._apply_ddl_run(e->>'def', (relations->t.relname->>'owner')::name);
+            PERFORM shardid_internal._run_as_owner(quote_ident(relations->t.relname->>'owner')::regrole, e->>'def');
             made := made || (e->>'name');
         END LOOP;
     END LOOP;

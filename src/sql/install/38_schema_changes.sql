@@ -5,15 +5,18 @@
 -- run_command_on_shards convention), on a sharded table's template first
 -- (new shards are made from it) and then on its copy in every shard; on a
 -- router, on every node, one after another in name order. Each statement
--- runs as the template's owner (SET ROLE), never as the caller's superuser,
--- and only a statement PostgreSQL's parser reads as one change of that one
--- table (_ddl_command) is run, so the command cannot leave the owner's
--- rights. The ledger (ddl_changes, ddl_applied) is written in the same
--- transactions as the tables, so an interrupted apply_ddl() is finished by
--- CALLing it again with the same command, and a different command for that
--- template waits until then. Statements that cannot run in a transaction
--- block (CONCURRENTLY) run one table at a time over dblink: from the
--- router to each node, or on a node to the node itself.
+-- runs as the template's owner in a security-restricted operation
+-- (_run_as_owner: the owner's code it reaches cannot change the role
+-- back), never as the caller's superuser; a copy another role owns is
+-- refused (_apply_ddl_owners). Only a statement PostgreSQL's parser reads
+-- as one change of that one table (_ddl_command) is run. The ledger
+-- (ddl_changes, ddl_applied) is written in the same transactions as the
+-- tables, so an interrupted apply_ddl() is finished by CALLing it again
+-- with the same command, and a different command for that template waits
+-- until then. Statements that cannot run in a transaction block (CREATE
+-- and DROP INDEX CONCURRENTLY) run one table at a time over dblink, from
+-- the router to each node or on a node to the node itself, where
+-- PostgreSQL runs the owner's index expressions as the owner.
 \ir ../tables/ddl_changes.sql
 \ir ../tables/ddl_applied.sql
 \ir ../views/ddl_progress.sql
@@ -21,7 +24,7 @@
 \ir ../functions/_apply_ddl_statement.sql
 \ir ../functions/_apply_ddl_check.sql
 \ir ../functions/_apply_ddl_owner.sql
-\ir ../functions/_apply_ddl_run.sql
+\ir ../functions/_apply_ddl_owners.sql
 \ir ../functions/_apply_ddl_start.sql
 \ir ../functions/_apply_ddl_targets.sql
 \ir ../functions/_apply_ddl_batch.sql

@@ -25,7 +25,7 @@ BEGIN
         COMMIT;
         PERFORM pg_catalog.set_config('application_name',
                                       pg_catalog.format('shardid apply_ddl %s %s/%s', change.template, done[1], todo), false);
-        PERFORM shardid_internal._apply_ddl_send(conn, NULL, c.owner, c.cleanup, c.statement);
+        PERFORM shardid_internal._apply_ddl_send(conn, NULL, c.cleanup, c.statement);
         -- commit while it runs: this session must hold no old snapshot
         WHILE shardid_internal._apply_ddl_busy(conn) LOOP
             COMMIT;
