@@ -15,10 +15,13 @@
 # tries ALTER ROLE tenant SUPERUSER.
 #
 # Then: an online move, an offline move the owner's triggers make fail (it
-# rolls back), a clean offline move, an abort, a rebalance and a move
-# refused for a difference on the source. At the end no payload row is a
-# superuser's, the tenant is no superuser, and the payloads did run (as the
-# owner, or 15's move role).
+# rolls back), a clean offline move, an abort, a rebalance, a move refused
+# for a difference on the source, apply_ddl() from the router of every
+# kind (a rewrite, VALIDATE, volatile and domain DEFAULTs, index
+# expressions and predicates, CONCURRENTLY too), drain_node(), a
+# background rebalance and drop_retired_copies(). Each payload first tries
+# RESET ROLE. At the end no payload row is a superuser's, the tenant is no
+# superuser, and the payloads did run (as the owner, or 15's move role).
 use strict;
 use warnings;
 
@@ -39,16 +42,23 @@ CREATE SCHEMA audit;
 CREATE TABLE audit.payload_log (what text, who name, sess name, su boolean);
 GRANT USAGE ON SCHEMA audit TO PUBLIC;
 GRANT INSERT ON audit.payload_log TO PUBLIC;
--- runs as its caller: records who that is, and tries to make tenant a superuser
+-- runs as its caller: tries to become the session's user (RESET ROLE,
+-- which a security-restricted operation refuses) and make tenant a
+-- superuser, then records who it runs as
 CREATE FUNCTION audit.hit(what text) RETURNS boolean LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-    INSERT INTO audit.payload_log (what, who, sess, su)
-        VALUES (what, current_user, session_user, (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user));
+    BEGIN
+        EXECUTE 'RESET ROLE';
+    EXCEPTION WHEN OTHERS THEN
+        NULL;
+    END;
     BEGIN
         EXECUTE 'ALTER ROLE tenant SUPERUSER';
     EXCEPTION WHEN OTHERS THEN
         NULL;
     END;
+    INSERT INTO audit.payload_log (what, who, sess, su)
+        VALUES (what, current_user, session_user, (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user));
     RETURN true;
 END $$;
 
@@ -78,6 +88,8 @@ CREATE FUNCTION tenant_code.idx(b text) RETURNS text LANGUAGE plpgsql IMMUTABLE 
 BEGIN PERFORM audit.hit('index expression'); RETURN b; END $$;
 CREATE FUNCTION tenant_code.dflt() RETURNS text LANGUAGE plpgsql AS $$
 BEGIN PERFORM audit.hit('default'); RETURN 'default'; END $$;
+CREATE DOMAIN tenant_code.checked AS text CHECK (tenant_code.check_body(VALUE));
+GRANT USAGE ON DOMAIN tenant_code.checked TO PUBLIC;
 CREATE FUNCTION tenant_code.pol(b text) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN RETURN audit.hit('policy'); END $$;
 CREATE FUNCTION tenant_code.trg() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -115,14 +127,16 @@ BEGIN
 END $$;
 });
 }
-# rows, written by the tenant (the payloads run as the tenant: not counted)
+# rows, written by the tenant in sessions of its own (the payloads run as
+# the tenant: not counted). Never SET ROLE tenant in a superuser's
+# session: the payloads' RESET ROLE would make the tenant a superuser.
+my @as_tenant = (extra_params => [ '-U', 'tenant' ]);
 $node{a}->safe_psql('app', q{
-SET ROLE tenant;
 INSERT INTO shard_0001.posts (user_id, body) SELECT g, 'one ' || g::text FROM generate_series(1, 200) AS g;
 INSERT INTO shard_0002.posts (user_id, body) SELECT g, 'two ' || g::text FROM generate_series(1, 20) AS g;
 INSERT INTO shard_0003.posts (user_id, body) SELECT g, 'three ' || g::text FROM generate_series(1, 20) AS g;
-});
-$node{b}->safe_psql('app', q{SET ROLE tenant; INSERT INTO shard_0004.posts (user_id) SELECT g FROM generate_series(1, 20) AS g;});
+}, @as_tenant);
+$node{b}->safe_psql('app', q{INSERT INTO shard_0004.posts (user_id) SELECT g FROM generate_series(1, 20) AS g;}, @as_tenant);
 $node{$_}->safe_psql('app', 'TRUNCATE audit.payload_log') for qw(a b);
 
 my $router = router_node('router', \%node);
@@ -145,7 +159,6 @@ my ($ret, $out, $err) = $router->psql('app', "CALL shardid.move_shard(1, 'a', of
 like($err, qr/frozen on "b" for an offline move/, 'offline move: the target copy is made, the source frozen');
 # before the rows load, the owner dresses the target's copy
 $node{a}->safe_psql('app', q{
-SET ROLE tenant;
 DO $$
 DECLARE
     w text; l text; e text; n integer := 0;
@@ -171,7 +184,7 @@ ALTER TABLE shard_0001.posts ENABLE ALWAYS TRIGGER shardid_retired;
 CREATE RULE audit_rule AS ON UPDATE TO shard_0001.posts DO ALSO SELECT audit.hit('rule');
 ALTER TABLE shard_0001.posts ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
 CREATE POLICY audit_policy ON shard_0001.posts USING (tenant_code.pol(body)) WITH CHECK (tenant_code.pol(body));
-});
+}, @as_tenant);
 my $cli_out = `$move_cli --router '$router_connstr' --shard 1 --to a --offline 2>&1`;
 my $cli_rc = $? >> 8;
 note("offline move with the owner's code: $cli_out");
@@ -212,10 +225,61 @@ is($router->safe_psql('app', q{SELECT string_agg(node || '=' || n::text, ' ' ORD
 # --- a move refused for the owner's trigger on the source -------------------------
 my $on_a = $router->safe_psql('app', q{SELECT min(shard) FROM shardid.placement WHERE node = 'a'});
 my $schema = sprintf('shard_%04d', $on_a);
-$node{a}->safe_psql('app', "SET ROLE tenant; CREATE TRIGGER shardid_retired AFTER TRUNCATE ON $schema.posts FOR EACH STATEMENT EXECUTE FUNCTION tenant_code.trg()");
+$node{a}->safe_psql('app', "CREATE TRIGGER shardid_retired AFTER TRUNCATE ON $schema.posts FOR EACH STATEMENT EXECUTE FUNCTION tenant_code.trg()", @as_tenant);
 ($ret, $out, $err) = $router->psql('app', "CALL shardid.move_shard($on_a, 'b')");
 like($err, qr/has diverged from its templates: table posts: trigger shardid_retired/,
 	"a move is refused for the owner's trigger named like shardid's on the source");
+
+$node{a}->safe_psql('app', "DROP TRIGGER shardid_retired ON $schema.posts", @as_tenant);
+
+# --- apply_ddl() from the router, every kind (issue 35) ---------------------------
+# The template is the superuser's, the copies the tenant's: the tenant's
+# code would run with a superuser's rights, so the change is refused.
+sub columns
+{
+	my ($col) = @_;
+	return join ' ', map {
+		$node{$_}->safe_psql('app', "SELECT count(*) FROM pg_attribute WHERE attname = '$col' AND NOT attisdropped AND attrelid::regclass::text LIKE '%posts'")
+	} qw(a b);
+}
+($ret, $out, $err) = $router->psql('app', "CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN mood text')");
+like($err, qr/42501|not owned by the template's owner/, 'apply_ddl() from the router: a superuser\'s template over copies the tenant owns is refused');
+is(columns('mood'), '0 0', 'nothing changed on either node');
+# the tenant's template: every statement runs as the tenant, in the fence
+# (an index is made in the template's schema: the owner needs CREATE there)
+$node{$_}->safe_psql('app', 'ALTER TABLE public.posts OWNER TO tenant; GRANT CREATE ON SCHEMA public TO tenant') for qw(a b);
+my $before = $node{a}->safe_psql('app', 'SELECT count(*) FROM audit.payload_log') . ' '
+  . $node{b}->safe_psql('app', 'SELECT count(*) FROM audit.payload_log');
+for my $cmd (
+	'ALTER TABLE %s ADD COLUMN mood text',
+	'ALTER TABLE %s ALTER COLUMN body TYPE varchar(1000)',
+	'ALTER TABLE %s ADD CONSTRAINT posts_body_again CHECK (tenant_code.check_body(body)) NOT VALID',
+	'ALTER TABLE %s VALIDATE CONSTRAINT posts_body_again',
+	'ALTER TABLE %s ADD COLUMN note text DEFAULT tenant_code.dflt()',
+	'ALTER TABLE %s ADD COLUMN tag tenant_code.checked DEFAULT \'\'x\'\'',
+	'CREATE INDEX posts_note_idx ON %s (tenant_code.idx(note))',
+	'CREATE INDEX CONCURRENTLY posts_tag_idx ON %s (tenant_code.idx(tag)) WHERE tenant_code.idx(body) IS NOT NULL',
+	'DROP INDEX CONCURRENTLY %s_tag_idx')
+{
+	$router->safe_psql('app', "CALL shardid.apply_ddl('public.posts', '$cmd')");
+}
+is(columns('note') . ' ' . columns('tag'), '3 3 3 3', 'apply_ddl() from the router reached the templates and every copy');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.ddl_changes WHERE finished_at IS NULL'), '0', 'every change finished');
+my %ran = map {
+	$_ => $node{$_}->safe_psql('app', q{SELECT string_agg(DISTINCT what, ', ' ORDER BY what) FROM (SELECT what FROM audit.payload_log OFFSET }
+		  . (split / /, $before)[$_ eq 'a' ? 0 : 1] . ') AS x')
+} qw(a b);
+like($ran{$_}, qr/check.*default.*index expression/, "node $_: apply_ddl() ran the tenant's CHECK, DEFAULT and index expressions ($ran{$_})") for qw(a b);
+
+# --- drain_node(), a background rebalance, drop_retired_copies() ----------------------
+$router->safe_psql('app', "CALL shardid.drain_node('b')");
+is($router->safe_psql('app', q{SELECT count(*) FROM shardid.placement WHERE node = 'b'}), '0', 'drain_node(): no shard left on b');
+$router->safe_psql('app', "SELECT shardid.rebalance_start('by_count')");
+is($router->safe_psql('app', 'SELECT state FROM shardid.rebalance_wait()'), 'finished', 'a background rebalance finished');
+is($router->safe_psql('app', q{SELECT string_agg(node || '=' || n::text, ' ' ORDER BY node) FROM (SELECT node, count(*) AS n FROM shardid.placement GROUP BY node) AS x}),
+	'a=2 b=2', 'the background rebalance moved two shards back to b');
+$router->safe_psql('app', 'CALL shardid.drop_retired_copies()');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.retired_copies'), '0', 'drop_retired_copies(): none left');
 
 # --- what ran, as whom ------------------------------------------------------------
 for my $n (qw(a b))
