@@ -107,6 +107,16 @@ SELECT n.nspname, i.relname, x.indisvalid
  WHERE c.relname = 'photos' AND i.relname = 'photos_user_id_idx' ORDER BY 1;
 CALL shardid.apply_ddl('public.photos', 'DROP INDEX CONCURRENTLY %s_user_id_idx');
 SELECT count(*) AS left FROM pg_class WHERE relname = 'photos_user_id_idx';
+-- a loopback that reaches another database is refused (22023) before any
+-- statement is sent there; the change, recorded, is finished by a re-CALL
+\set VERBOSITY terse
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_id_user_idx ON %s (id, user_id)',
+                       loopback => format('host=%s port=%s dbname=%s', split_part(current_setting('unix_socket_directories'), ',', 1),
+                                          current_setting('port'), :'regress_db'));
+\set VERBOSITY default
+SELECT targets_done, finished_at IS NULL AS unfinished FROM shardid.ddl_progress WHERE command LIKE '%photos_id_user_idx%';
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_id_user_idx ON %s (id, user_id)');
+CALL shardid.apply_ddl('public.photos', 'DROP INDEX CONCURRENTLY %s_id_user_idx');
 SELECT change_id, kind, concurrent, targets_done, targets_total, finished_at IS NOT NULL AS finished
   FROM shardid.ddl_progress ORDER BY change_id;
 -- An index named otherwise than PostgreSQL would name it: a shard made

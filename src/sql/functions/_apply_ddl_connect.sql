@@ -2,12 +2,20 @@
 -- run in a transaction block: opened to a node (router) or to this
 -- database itself (a node: connstr, or by default this server's socket,
 -- port, database and role), with search_path pinned and the server told
--- to end the statement within a second of this session's end.
+-- to end the statement within a second of this session's end. A loopback
+-- that reaches another database or server is refused (22023): the
+-- statements would change tables there while this ledger records them
+-- here.
 CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_connect(conn text, node text, connstr text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    -- (database, the server's start time): this database, on this server
+    self  CONSTANT text := 'SELECT ROW(pg_catalog.current_database(), '
+                           'pg_catalog.date_part(''epoch'', pg_catalog.pg_postmaster_start_time()))::text';
+    here  text;
+    there text;
     dbl   name;
     host  text := split_part(current_setting('unix_socket_directories'), ',', 1);
 BEGIN
@@ -34,6 +42,17 @@ BEGIN
             USING conn, 'application_name=shardid_apply_ddl ' || connstr;
     END IF;
     PERFORM shardid_internal._node(conn, 'SET search_path = pg_catalog, pg_temp', node);
+    IF node IS NULL THEN
+        EXECUTE self INTO here;
+        there := shardid_internal._node(conn, self, NULL);
+        IF there IS DISTINCT FROM here THEN
+            PERFORM shardid_internal._node_close(conn);
+            RAISE EXCEPTION 'apply_ddl() loopback does not reach this database'
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = format('It reaches %s (database, the server''s start in seconds since 1970); this is %s.', there, here),
+                      HINT = 'Give loopback a connect string to this database on this server, or leave it out (this server''s socket, port, database and your role).';
+        END IF;
+    END IF;
     PERFORM shardid_internal._node(conn, 'SET client_connection_check_interval = ''1s''', node);
 END
 $$;
