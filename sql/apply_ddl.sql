@@ -117,6 +117,51 @@ CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_id_use
 SELECT targets_done, finished_at IS NULL AS unfinished FROM shardid.ddl_progress WHERE command LIKE '%photos_id_user_idx%';
 CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_id_user_idx ON %s (id, user_id)');
 CALL shardid.apply_ddl('public.photos', 'DROP INDEX CONCURRENTLY %s_id_user_idx');
+
+-- No change wedges a table (issue 36).
+-- A first batch that fails keeps nothing: no change to finish, the
+-- template as it was, the next command free to run.
+ALTER TABLE shard_0000.photos ADD COLUMN extra int;
+SELECT count(*) AS changes_before FROM shardid.ddl_changes \gset
+\set VERBOSITY sqlstate
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN extra int');
+\set VERBOSITY default
+SELECT count(*) - :changes_before AS changes_kept FROM shardid.ddl_changes;
+SELECT * FROM pg_temp.has_column('extra');
+ALTER TABLE shard_0000.photos DROP COLUMN extra;
+-- A finished command run again (a migration run twice) is recognised:
+-- its object is there already and the ledger has the same command
+-- finished, so nothing changes and nothing is recorded.
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s RENAME COLUMN tags TO labels');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN mood text NOT NULL DEFAULT ''ok''', 2);
+SELECT count(*) - :changes_before AS changes_kept FROM shardid.ddl_changes;
+-- The same object made by another command is no re-run: an error.
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN other int');
+\set VERBOSITY sqlstate
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN other bigint');
+\set VERBOSITY default
+-- A change that fails part of the way stays open: a different command is
+-- refused, with both ways out in the HINT; abandon_ddl() closes it as it
+-- is and says which tables have it.
+ALTER TABLE shard_0003.photos ADD COLUMN half int;
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN half int', 1);
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN whole int');
+SELECT * FROM shardid.abandon_ddl('public.photos');
+SELECT targets_done, finished_at IS NOT NULL AS closed, abandoned, running
+  FROM shardid.ddl_progress WHERE command LIKE '%half%';
+SELECT * FROM pg_temp.has_column('half');
+SELECT * FROM shardid.abandon_ddl('public.photos');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN whole int');
+-- CONCURRENTLY: a build that fails on its first table (the template) keeps
+-- nothing either: the change closed, the invalid index dropped.
+INSERT INTO public.photos (id, user_id) VALUES (1, 7), (2, 7);
+CALL shardid.apply_ddl('public.photos', 'CREATE UNIQUE INDEX CONCURRENTLY photos_one_per_user ON %s (user_id)');
+SELECT targets_done, abandoned, running FROM shardid.ddl_progress WHERE command LIKE '%photos_one_per_user%';
+SELECT count(*) AS leftover_indexes FROM pg_class WHERE relname = 'photos_one_per_user';
+DELETE FROM public.photos;
+-- the tables an abandoned change did not reach are the user's to align
+ALTER TABLE shard_0004.photos ADD COLUMN half int;
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s DROP COLUMN half');
 SELECT change_id, kind, concurrent, targets_done, targets_total, finished_at IS NOT NULL AS finished
   FROM shardid.ddl_progress ORDER BY change_id;
 -- An index named otherwise than PostgreSQL would name it: a shard made

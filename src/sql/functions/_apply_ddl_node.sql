@@ -1,30 +1,37 @@
--- apply_ddl() on the router, one node: for a statement that runs in a
--- transaction block, CALLs apply_ddl() on the node (its own batches,
--- ledger and resumption) and returns NULL. Otherwise opens the connection
--- and starts (or resumes) the change on the node, and returns the node's
--- change id for _apply_ddl_node_step().
+-- apply_ddl() on the router, one node, over conn (_apply_ddl_connect:
+-- search_path pinned, the node's statement ended soon after this session
+-- ends): a statement that runs in a transaction block is applied by the
+-- node's own loop (_apply_ddl_here, with the router's change as origin, so
+-- a change the node finished already is not run again), waited for with a
+-- cancel of this session cancelling it there too; returns NULL. Otherwise
+-- the change is opened on the node (_apply_ddl_open) and its change id
+-- returned for _apply_ddl_node_step(); NULL when the node has nothing to
+-- run.
 CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_node(conn text, change_id bigint, node text, batch_size integer)
     RETURNS bigint
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    c shardid.ddl_changes;
+    c      shardid.ddl_changes;
+    origin text := shardid_internal._apply_ddl_origin(change_id);
 BEGIN
     SELECT * INTO STRICT c FROM shardid.ddl_changes AS d WHERE d.change_id = _apply_ddl_node.change_id;
+    PERFORM shardid_internal._apply_ddl_connect(conn, node, NULL);
     IF NOT c.concurrent THEN
-        PERFORM shardid_internal._node_close(conn);  -- not one left open to another node
-        PERFORM shardid_internal._node_connect(conn, node);
-        PERFORM shardid_internal._node(conn, format('CALL shardid.apply_ddl(%L, %L, %s)', c.template, c.command, batch_size), node);
+        PERFORM shardid_internal._node_send(conn, format('CALL shardid_internal._apply_ddl_here(%L, %L, %s, NULL, %L)',
+                                                         c.template, c.command, batch_size, origin));
+        WHILE shardid_internal._apply_ddl_busy(conn) LOOP
+        END LOOP;
+        PERFORM shardid_internal._node_wait(conn, node);
         RETURN NULL;
     END IF;
-    PERFORM shardid_internal._apply_ddl_connect(conn, node, NULL);
-    RETURN shardid_internal._node(conn, format('SELECT ((s).change).change_id FROM shardid_internal._apply_ddl_start(%L, %L, false) AS s',
-                                      c.template, c.command), node)::bigint;
+    RETURN shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_open(%L, %L, %L)', c.template, c.command, origin),
+                                  node)::bigint;
 END
 $$;
 
 REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_node(text, bigint, text, integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._apply_ddl_node(text, bigint, text, integer) IS
-    'apply_ddl() on the router: CALLs apply_ddl() on a node (statements in a transaction block), or starts the change there and returns its change id (outside one).';
+    'apply_ddl() on the router: runs a change on a node (statements in a transaction block: the node''s own loop, with the router''s change as origin), or opens it there and returns its change id (outside one); NULL when the node has nothing to run. A cancel of this session cancels the node''s statement.';

@@ -22,7 +22,7 @@ BEGIN
     PERFORM shardid_internal._apply_ddl_send(conn, node,
                                     ARRAY(SELECT jsonb_array_elements_text(COALESCE(j->'cleanup', '[]'))),
                                     j->>'statement');
-    PERFORM shardid_internal._apply_ddl_result(conn, node, (j->>'retry')::boolean);
+    PERFORM shardid_internal._apply_ddl_result(conn, node, (j->>'retry')::boolean, node_change, j->>'target');
     PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_done(%s, %L)', node_change, j->>'target'), node);
     RETURN j->>'target';
 END

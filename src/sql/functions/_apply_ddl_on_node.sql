@@ -4,15 +4,22 @@
 -- itself), then, for one that cannot, one table at a time over conn
 -- (_apply_ddl_node_step) with a NOTICE and application_name every
 -- batch_size tables; then the node recorded as done (_apply_ddl_node_done).
--- The caller commits.
+-- The node's error is returned (jsonb: sqlstate, message, detail, hint),
+-- not raised, so that the router's procedure can record what it means
+-- (_apply_ddl_router_failed) and commit before it raises it; a cancel of
+-- this session is raised at once. The caller commits.
 CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_on_node(conn text, change shardid.ddl_changes, node text, batch_size integer)
-    RETURNS void
+    RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     node_id bigint;
     done    integer := 0;
+    st      text;
+    msg     text;
+    det     text;
+    hnt     text;
 BEGIN
     PERFORM set_config('application_name', format('shardid apply_ddl %s node %s', change.template, node), false);
     node_id := shardid_internal._apply_ddl_node(conn, change.change_id, node, batch_size);
@@ -26,10 +33,15 @@ BEGIN
         END LOOP;
     END IF;
     PERFORM shardid_internal._apply_ddl_node_done(conn, change.change_id, node);
+    RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+    PERFORM shardid_internal._node_close(conn);
+    RETURN jsonb_build_object('sqlstate', st, 'message', msg, 'detail', det, 'hint', hnt);
 END
 $$;
 
 REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer) IS
-    'apply_ddl() on the router: applies a change on one node (in a transaction block there, or one table at a time over dblink with progress NOTICEs) and records the node as done; the caller commits.';
+    'apply_ddl() on the router: applies a change on one node (in a transaction block there, or one table at a time over dblink with progress NOTICEs) and records the node as done; returns the node''s error (NULL if none); the caller commits.';

@@ -35,9 +35,10 @@ BEGIN
     IF change.change_id IS NOT NULL AND (change.command <> command OR NOT change.on_nodes) THEN
         RAISE EXCEPTION 'sharded table % has an unfinished change: %', parts[2], change.command
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = format('Change %s, started by %I (shardid.ddl_progress shows how far it got); a different command waits until it is finished.',
+                  DETAIL = format('Change %s, started by %I (shardid.ddl_progress shows how far it got); a different command waits until it is finished or abandoned.',
                                   change.change_id, change.requested_by),
-                  HINT = format('Finish it first: CALL shardid.apply_ddl(%L, %L);', canon, change.command);
+                  HINT = format('Finish it: CALL shardid.apply_ddl(%L, %L); or leave it as far as it got: SELECT * FROM shardid.abandon_ddl(%L);',
+                                canon, change.command, canon);
     END IF;
     IF change.change_id IS NULL THEN
         INSERT INTO shardid.ddl_changes AS c (template, table_name, command, kind, concurrent, on_nodes)

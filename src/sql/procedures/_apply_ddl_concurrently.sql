@@ -30,7 +30,7 @@ BEGIN
         WHILE shardid_internal._apply_ddl_busy(conn) LOOP
             COMMIT;
         END LOOP;
-        PERFORM shardid_internal._apply_ddl_result(conn, NULL, c.retry);
+        PERFORM shardid_internal._apply_ddl_result(conn, NULL, c.retry, change.change_id, c.target);
         PERFORM shardid_internal._apply_ddl_done(change.change_id, c.target);
         COMMIT;
         done := shardid_internal._batch_progress('apply_ddl', 'tables', done, 1, todo, batch_size);

@@ -1,6 +1,9 @@
 -- apply_ddl() on the router: records the change (_apply_ddl_router_start),
 -- applies it on every node in name order, one router transaction per node
--- (_apply_ddl_on_node), committing after each, then finishes it. A
+-- (_apply_ddl_on_node), committing after each, then finishes it. A node's
+-- error is raised once the router has recorded what it means
+-- (_apply_ddl_router_failed: a change no node kept is not kept here
+-- either) and committed. A
 -- procedure of its own because it commits; executable by PUBLIC as
 -- apply_ddl() is (only administrators get past _apply_ddl_router_start()).
 -- No SET clause: it holds the loop and its COMMITs.
@@ -10,6 +13,7 @@ AS $$
 DECLARE
     change shardid.ddl_changes;
     node   text;
+    err    jsonb;
     conn   text := 'shardid_apply_ddl';
     app    text := pg_catalog.current_setting('application_name');
 BEGIN
@@ -22,7 +26,12 @@ BEGIN
     LOOP
         node := shardid_internal._apply_ddl_next_node(change.change_id);
         EXIT WHEN node IS NULL;
-        PERFORM shardid_internal._apply_ddl_on_node(conn, change, node, batch_size);
+        err := shardid_internal._apply_ddl_on_node(conn, change, node, batch_size);
+        IF err IS NOT NULL THEN
+            err := shardid_internal._apply_ddl_router_failed(change, node, err);
+            COMMIT;
+            PERFORM shardid_internal._raise(err->>'sqlstate', err->>'message', err->>'detail', err->>'hint');
+        END IF;
         COMMIT;
         RAISE NOTICE 'apply_ddl: node % done', node;
     END LOOP;

@@ -1,6 +1,8 @@
 -- apply_ddl()'s ledger as progress: one row per change, with how many of
 -- its targets (template and shards on a node, nodes on the router) have
--- it, which are running, and when it started, last moved and finished.
+-- it, which are running, and when it started, last moved and was closed
+-- (finished, or abandoned by abandon_ddl()), and the router's change it
+-- was sent for.
 CREATE OR REPLACE VIEW shardid.ddl_progress AS
     SELECT c.change_id, c.template, c.command, c.kind, c.concurrent, c.on_nodes,
            (SELECT count(*) FROM shardid.ddl_applied AS a WHERE a.change_id = c.change_id AND a.done) AS targets_done,
@@ -9,13 +11,15 @@ CREATE OR REPLACE VIEW shardid.ddl_progress AS
                 WHEN c.on_nodes THEN (SELECT count(*) FROM shardid.nodes)
                 ELSE 1 OPERATOR(pg_catalog.+) (SELECT count(*) FROM shardid.shard_registry) END AS targets_total,
            ARRAY(SELECT a.target FROM shardid.ddl_applied AS a
-                  WHERE a.change_id = c.change_id AND NOT a.done ORDER BY a.target) AS running,
+                  WHERE a.change_id = c.change_id AND NOT a.done AND c.finished_at IS NULL ORDER BY a.target) AS running,
            c.requested_by, c.started_at,
            (SELECT max(a.applied_at) FROM shardid.ddl_applied AS a WHERE a.change_id = c.change_id) AS last_applied_at,
-           c.finished_at
+           c.finished_at,
+           c.abandoned,
+           c.origin
       FROM shardid.ddl_changes AS c;
 
 GRANT SELECT ON shardid.ddl_progress TO PUBLIC;
 
 COMMENT ON VIEW shardid.ddl_progress IS
-    'apply_ddl() progress, one row per change: template, command, kind, CONCURRENTLY or not, on the nodes or here, targets done and in all, running targets, who, started, last applied, finished (NULL while unfinished).';
+    'apply_ddl() progress, one row per change: template, command, kind, CONCURRENTLY or not, on the nodes or here, targets done and in all, running targets, who, started, last applied, closed (finished_at, NULL while open), abandoned (closed by abandon_ddl()), origin (the router''s change it was sent for).';
