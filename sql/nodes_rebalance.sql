@@ -197,6 +197,27 @@ SELECT * FROM dblink('other', $$SELECT shardid_internal._session_lock('rebalance
 CALL shardid.rebalance('by_count');
 \set VERBOSITY default
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- It is the one lock of every entry point (issue 35): a background job is
+-- not started either (rebalance_start(), drain_node_start(): its worker
+-- could not take it), 55P03 naming the session that holds it.
+SELECT * FROM dblink('other', 'SELECT pg_backend_pid()') AS t(pid integer) \gset other_
+SET regress.other_pid = :'other_pid';
+DO $$
+DECLARE
+    call text;
+    d    text;
+BEGIN
+    FOREACH call IN ARRAY ARRAY['SELECT shardid.rebalance_start(''by_count'')', 'SELECT shardid.drain_node_start(''one'')'] LOOP
+        BEGIN
+            EXECUTE call;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+            RAISE NOTICE '%: % %: %', call, SQLSTATE, SQLERRM,
+                replace(regexp_replace(d, ' \(role .*\)', ' (role ...)'), current_setting('regress.other_pid'), '<other>');
+        END;
+    END LOOP;
+END
+$$;
 SELECT * FROM dblink('other', $$SELECT shardid_internal._session_unlock('rebalance')$$) AS t(unlocked boolean);
 -- A role with no privileges on shardid's objects cannot block it (issue 27,
 -- finding 5: in 0.2 any role could hold the fixed advisory key), nor take
@@ -208,6 +229,18 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT * FROM dblink('other', $$SELECT lock_name FROM shardid.session_locks FOR UPDATE$$) AS t(lock_name text);
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 CALL shardid.rebalance('by_count', max_moves => 0);
+-- nor a background job (issue 35: rebalance_start() read that key, 55P03)
+SELECT shardid.rebalance_start('by_count', max_moves => 0) IS NOT NULL AS started;
+SELECT state, moves_done, last_error FROM shardid.rebalance_wait(timeout => '1 min');
+-- A job started a moment ago has not taken the lock yet: rebalance() and
+-- drain_node() are refused all the same, naming the job.
+INSERT INTO shardid.rebalance_jobs (kind, options, state) VALUES ('rebalance', '{}', 'starting');
+\set VERBOSITY terse
+CALL shardid.rebalance('by_count');
+CALL shardid.drain_node('one');
+\set VERBOSITY default
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+DELETE FROM shardid.rebalance_jobs WHERE state = 'starting';
 SELECT dblink_disconnect('other');
 DROP ROLE regress_rebalance_nobody;
 -- Nothing to move (every shard excluded), or no move allowed.

@@ -13,11 +13,19 @@
  * a client's query runs (a portal: non-atomic), so that the procedure
  * commits after every move.
  * An error ends the CALL: the worker records it in the job's row
- * (_rebalance_job_failed()) in a new transaction and exits. SIGTERM (a
- * server shutdown, pg_terminate_backend) ends it at the next interrupt
- * check, leaving the row as it was: rebalance_status() reports the job
- * interrupted, and rebalance_start() resumes the work (a move left in
- * progress first). SIGINT cancels the running statement, as in a backend.
+ * (_rebalance_job_failed()) in a new transaction and exits.
+ *
+ * The worker exits with 0 only when its job has ended (finished, stopped,
+ * failed: recorded in its row) or is not to run (_rebalance_job_begin()
+ * says so); the postmaster then forgets it. Any other end (SIGTERM from
+ * pg_terminate_backend at the next interrupt check, a FATAL error, a
+ * crash) exits otherwise, and the postmaster starts the worker again after
+ * RESTART_SECONDS (at once after a crash's reinitialisation): it resumes
+ * the job, the move left in progress first, so that no shard stays frozen
+ * in a move's cut-over. A restart of the server forgets dynamic workers:
+ * rebalance_status() then reports the job interrupted, check_cluster() its
+ * move (move_stalled), and rebalance_start() resumes the work. SIGINT
+ * cancels the running statement, as in a backend.
  *
  * No C++ object with a destructor lives in these functions: ereport's
  * longjmp may cross every one of their frames.
@@ -55,6 +63,9 @@ struct WorkerExtra
 };
 static_assert(sizeof(WorkerExtra) <= BGW_EXTRALEN, "bgw_extra holds WorkerExtra");
 
+/* How long the postmaster waits before it starts a worker that died again. */
+static const int RESTART_SECONDS = 5;
+
 /*
  * _rebalance_launch(job bigint) → integer: starts the worker for a job whose
  * row the caller's transaction has just inserted; returns its process ID.
@@ -72,7 +83,7 @@ shardid_rebalance_launch(PG_FUNCTION_ARGS)
 	memset(&worker, 0, sizeof worker);
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	worker.bgw_restart_time = RESTART_SECONDS;
 	strlcpy(worker.bgw_library_name, "shardid", sizeof worker.bgw_library_name);
 	strlcpy(worker.bgw_function_name, "shardid_rebalance_worker_main",
 			sizeof worker.bgw_function_name);
@@ -202,5 +213,6 @@ shardid_rebalance_worker_main(Datum main_arg)
 		run_top_level(psprintf("SELECT shardid_internal._rebalance_job_failed(%lld, %s)",
 							   (long long) job_id, quote_literal_cstr(text)));
 	}
+	/* the job has ended, or is not to run: not to be started again */
 	proc_exit(0);
 }

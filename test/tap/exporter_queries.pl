@@ -188,13 +188,15 @@ is(fields($rebalance, 1, qw(kind state failed running)) . ' '
 	'rebalance failed 1 0 1/3', 'rebalance: kind state failed running moves');
 my $cluster = $csv{shardid_cluster};
 is(value($cluster, 'problems', row_where($cluster, 'kind', 'node_unreachable')), '1', 'cluster: node_unreachable');
+is(value($cluster, 'problems', row_where($cluster, 'kind', 'move_stalled')), '1', 'cluster: move_stalled (the move no session runs)');
+is(value($cluster, 'problems', row_where($cluster, 'kind', 'unsafe_name')), '0', 'cluster: unsafe_name, listed with none');
 my ($problems, undef, @cluster_rows) = (0, split /\n/, $cluster // '');
 for (@cluster_rows)
 {
 	my $n = (split /,/, $_, -1)[1] // '';
 	$problems += $n if $n =~ /^-?[0-9]+(\.[0-9]+)?$/;
 }
-is($problems, 1, 'cluster: problems in all');
+is($problems, 2, 'cluster: problems in all');
 # Without router_setup.sql's grants the exporter is refused, as documented.
 $node->safe_psql('app', 'REVOKE EXECUTE ON FUNCTION shardid_exporter.check_cluster() FROM pg_monitor');
 my ($ret) = as_exporter($sql{shardid_cluster} // '');

@@ -15,7 +15,13 @@
 #   3. pg_cron on the router runs the docs' one-step job (every minute here)
 #      in the application database: it moves a shard to node d, just added
 #      (without pg_cron for the major, 19 today, the step is CALLed
-#      directly, and the pg_cron test is skipped).
+#      directly, and the pg_cron test is skipped);
+#   4. a background job whose worker is terminated while its move waits in
+#      caught_up (the shard frozen) is started again by the postmaster and
+#      finishes (issue 35): the job ends finished, the shard writable on
+#      its target; a restart of the router while a job's move waits there
+#      leaves the move to nobody: check_cluster() reports it
+#      (move_stalled) with the fix, which, run, finishes it.
 use strict;
 use warnings;
 
@@ -274,5 +280,75 @@ SELECT status || ': ' || return_message FROM cron.job_run_details
 }
 is($router->safe_psql('app', "SELECT count(*) FROM shardid.shard_placement WHERE node = 'd'"), '1', 'the job moved one shard to d');
 is(leftovers(\@nodes, $router), $clean, 'nothing left behind after the job');
+
+# --- 4. a worker that dies does not leave its shard frozen ---------------------------
+# held(PHASE, START_SQL) — starts a job whose move waits in PHASE (the test
+# hook, read by the worker from the database's settings) while the returned
+# session holds the hook's locks of every shard; returns that session, the
+# job, and the move's shard, source and target.
+sub held
+{
+	my ($phase, $start) = @_;
+	$router->safe_psql('app', "ALTER DATABASE app SET shardid_test.move_pause = '$phase'");
+	my $h = $router->background_psql('app');
+	$h->query_safe("SELECT pg_advisory_lock($pause_key, s) FROM generate_series(0, 11) AS s");
+	my $job = $router->safe_psql('app', $start);
+	$router->poll_query_until('app', qq{
+SELECT s.current_phase = '$phase'
+       AND EXISTS (SELECT FROM pg_locks AS l
+                    WHERE l.pid = s.worker_pid AND l.locktype = 'advisory' AND l.classid = (${pause_key})::oid AND NOT l.granted)
+  FROM shardid.rebalance_status() AS s})
+	  or die "the job's move did not reach $phase";
+	return ($h, $job, split /\|/,
+		$router->safe_psql('app', 'SELECT current_shard, current_source, current_target FROM shardid.rebalance_status()'));
+}
+# insert_on(NODE, SHARD) — psql's stderr of an insert into the shard's table on that node
+sub insert_on
+{
+	my ($n, $s) = @_;
+	my ($r, $o, $e) = $node{$n}->psql('app', "\\set VERBOSITY verbose\nSELECT public.insert_post($s, 'frozen?')");
+	return $e;
+}
+my ($h4, $job4, $s4, $src4, $tgt4) = held('caught_up', "SELECT shardid.drain_node_start('d')");
+note("job $job4: the drain of d, its move of shard $s4 from $src4 to $tgt4 held in caught_up");
+like(insert_on($src4, $s4), qr/25006/, "meanwhile shard $s4 refuses writes on $src4 (25006)");
+my $pid4 = $router->safe_psql('app', "SELECT worker_pid FROM shardid.rebalance_status($job4)");
+is($router->safe_psql('app', "SELECT pg_terminate_backend($pid4)"), 't', "the job's worker (process $pid4) is terminated in caught_up");
+$router->poll_query_until('app', qq{
+SELECT worker_pid <> $pid4 AND state = 'running'
+       AND EXISTS (SELECT FROM pg_stat_activity AS a WHERE a.pid = worker_pid AND a.backend_type = 'shardid rebalance')
+  FROM shardid.rebalance_status($job4)})
+  or diag('the worker was not started again: ' . $router->safe_psql('app', "SELECT state || ' ' || worker_pid FROM shardid.rebalance_status($job4)"));
+pass("the postmaster started the job's worker again");
+is($router->safe_psql('app', "SELECT count(*) FROM shardid.check_cluster() WHERE kind = 'move_stalled'"), '0',
+	'check_cluster(): the move is driven (its job is alive): no move_stalled');
+$router->safe_psql('app', 'ALTER DATABASE app RESET shardid_test.move_pause');
+$h4->quit;
+is($router->safe_psql('app', "SELECT state || ' ' || moves_done FROM shardid.rebalance_wait($job4, timeout => '3 min')"),
+	'finished 1', 'the job resumed its move and finished');
+is($router->safe_psql('app', "SELECT node FROM shardid.shard_placement WHERE shard = $s4")
+	  . ' ' . $router->safe_psql('app', 'SELECT count(*) FROM shardid.shard_moves'),
+	"$tgt4 0", "shard $s4 is placed on $tgt4, no move in progress");
+unlike(insert_on($tgt4, $s4), qr/ERROR/, "shard $s4 takes writes on $tgt4");
+ok(!$router->safe_psql('app', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'shardid rebalance'}),
+	'the finished job left no worker to start again');
+
+# A restart of the router ends every worker for good: the move held in
+# caught_up is reported with the call that finishes it; run, it does.
+my ($h5, $job5, $s5, $src5, $tgt5) = held('caught_up', "SELECT shardid.rebalance_start('by_count')");
+note("job $job5: its move of shard $s5 from $src5 to $tgt5 held in caught_up; the router restarts");
+$router->safe_psql('app', 'ALTER DATABASE app RESET shardid_test.move_pause');
+$router->restart;
+eval { $h5->quit; };
+is($router->safe_psql('app', "SELECT state FROM shardid.rebalance_status($job5)"), 'interrupted', 'the job is interrupted');
+like(insert_on($src5, $s5), qr/25006/, "shard $s5 still refuses writes on $src5");
+my ($kind5, $fix5) = split /\|/, $router->safe_psql('app',
+	"SELECT kind || '|' || fix FROM shardid.check_cluster() WHERE shard = $s5 AND run_on IS NULL");
+is("$kind5 $fix5", "move_stalled CALL shardid.move_shard($s5, '$tgt5');", 'check_cluster(): move_stalled, with the call that finishes it');
+$router->safe_psql('app', $fix5);
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'the fix run, check_cluster() finds nothing');
+is($router->safe_psql('app', "SELECT node FROM shardid.shard_placement WHERE shard = $s5"), $tgt5, "shard $s5 is placed on $tgt5");
+unlike(insert_on($tgt5, $s5), qr/ERROR/, "shard $s5 takes writes on $tgt5");
+is(leftovers(\@nodes, $router), $clean, 'nothing left behind after the jobs');
 
 done_testing();

@@ -8,7 +8,6 @@ CREATE OR REPLACE FUNCTION shardid_internal._drain_start(node text) RETURNS void
 AS $$
 DECLARE
     m      shardid.shard_moves;
-    holder integer;
 BEGIN
     IF node IS NULL OR NOT EXISTS (SELECT FROM shardid.nodes AS x WHERE x.node = _drain_start.node) THEN
         RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
@@ -24,13 +23,7 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = pg_catalog.format('Finish it (CALL shardid.move_shard(%s, %L);) or roll it back (CALL shardid.abort_move(%s);) first.', m.shard, node, m.shard);
     END IF;
-    holder := shardid_internal._rebalance_lock();
-    IF holder IS NOT NULL THEN
-        RAISE EXCEPTION 'another rebalance is running'
-            USING ERRCODE = 'lock_not_available',
-                  DETAIL = pg_catalog.format('The router session with process ID %s holds the rebalance lock.', holder),
-                  HINT = 'Wait for it to finish, or stop it (shardid.rebalance_stop(), or pg_cancel_backend).';
-    END IF;
+    PERFORM shardid_internal._rebalance_lock(true);
 END
 $$;
 

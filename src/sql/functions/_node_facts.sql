@@ -4,7 +4,9 @@
 -- behind when it is interrupted (its publication, subscription, slot and,
 -- on 15, role, all named shardid_move_<shard>_<move id>; shardid's freeze
 -- triggers, known by their function), and unfinished apply_ddl() changes
--- when this version has the ledger.
+-- (ID, template, command) when this version has the ledger. The router
+-- validates every name before it builds text with it
+-- (_node_facts_unsafe()).
 CREATE OR REPLACE FUNCTION shardid_internal._node_facts() RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
@@ -37,7 +39,7 @@ BEGIN
                             WHERE a.rolname LIKE 'shardid\_move\_%'), '[]'))
       INTO facts;
     IF to_regclass('shardid.ddl_changes') IS NOT NULL THEN
-        EXECUTE 'SELECT COALESCE(jsonb_agg(jsonb_build_object(''template'', c.template, ''command'', c.command)
+        EXECUTE 'SELECT COALESCE(jsonb_agg(jsonb_build_object(''change_id'', c.change_id, ''template'', c.template, ''command'', c.command)
                                            ORDER BY c.started_at), ''[]'')
                    FROM shardid.ddl_changes AS c WHERE c.finished_at IS NULL'
            INTO ddl;

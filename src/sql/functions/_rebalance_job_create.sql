@@ -1,14 +1,14 @@
 -- Router: what rebalance_start() and drain_node_start() share: refuses a
 -- job while another runs, or while a session holds the rebalance lock
--- (55P03 naming it); marks a job a restart interrupted; inserts the job and
--- starts its worker. The worker waits for this transaction to commit.
+-- (_rebalance_lock(): 55P03 naming it); marks a job whose worker is gone
+-- (a restart of the server) interrupted; inserts the job and starts its
+-- worker. The worker waits for this transaction to commit.
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_create(kind text, drain_node text, options jsonb) RETURNS bigint
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     j      shardid.rebalance_jobs;
-    holder integer;
     id     bigint;
     pid    integer;
 BEGIN
@@ -24,16 +24,8 @@ BEGIN
          WHERE x.job_id = j.job_id;
         RAISE NOTICE 'background rebalance job % was interrupted (its worker is gone: a restart?); this job resumes the work', j.job_id;
     END LOOP;
-    SELECT l.pid INTO holder FROM pg_locks AS l
-     WHERE l.locktype = 'advisory' AND l.classid = hashtext('shardid-rebalance')::oid
-       AND l.objid = 0::oid AND l.objsubid = 2 AND l.granted
-     LIMIT 1;
-    IF holder IS NOT NULL THEN
-        RAISE EXCEPTION 'another rebalance is running'
-            USING ERRCODE = 'lock_not_available',
-                  DETAIL = pg_catalog.format('The router session with process ID %s holds the rebalance lock.', holder),
-                  HINT = 'Wait for it to finish, or cancel it (pg_cancel_backend); a rebalance that failed keeps the lock until its session ends.';
-    END IF;
+    -- the lock rebalance() and drain_node() hold: the worker takes it
+    PERFORM shardid_internal._rebalance_lock(false);
     INSERT INTO shardid.rebalance_jobs (kind, drain_node, options, state)
     VALUES (kind, drain_node, options, 'starting')
     RETURNING job_id INTO id;

@@ -4,7 +4,9 @@
 -- (rebalance_plan() without the shards this job has moved, or
 -- drain_plan() of the drained node), with moves_planned = moves done +
 -- that plan's length. No row when the job is to end: stopped
--- (rebalance_stop()), max_moves reached, or nothing left to move. An
+-- (rebalance_stop()), max_moves reached, or nothing left to move; a job
+-- being stopped still finishes its current move when its worker was
+-- restarted in it. An
 -- offline move left in progress fails the job (55000), as in rebalance().
 -- With it, whether to abort it, and the job's move options for
 -- move_shard().
@@ -30,11 +32,11 @@ BEGIN
     catchup_timeout := (o->>'catchup_timeout')::interval;
     node_timeout := (o->>'node_timeout')::interval;
     max_left := (o->>'max_moves')::integer - j.moves_done;
-    IF j.state = 'stopping' OR max_left <= 0 THEN
-        RETURN;
-    END IF;
+    -- a job being stopped, or at max_moves, still finishes its own move
+    -- (its worker died in it and was restarted), and nothing else
     SELECT * INTO m FROM shardid.shard_moves AS x
-     WHERE j.kind = 'rebalance' OR x.source = j.drain_node OR x.phase = 'aborting'
+     WHERE (j.kind = 'rebalance' OR x.source = j.drain_node OR x.phase = 'aborting')
+       AND ((j.state <> 'stopping' AND COALESCE(max_left, 1) > 0) OR x.shard = j.current_shard)
      ORDER BY x.shard LIMIT 1;
     IF FOUND THEN
         IF m.mode = 'offline' AND m.phase <> 'aborting' THEN
@@ -52,6 +54,9 @@ BEGIN
                updated_at = pg_catalog.clock_timestamp()
          WHERE x.job_id = j.job_id;
         RETURN NEXT;
+        RETURN;
+    END IF;
+    IF j.state = 'stopping' OR max_left <= 0 THEN
         RETURN;
     END IF;
     IF j.kind = 'drain' THEN

@@ -8,8 +8,11 @@
 \ir ../functions/_template_definition.sql
 \ir ../functions/_retired_here.sql
 \ir ../functions/_node_facts.sql
+\ir ../functions/_unsafe_text.sql
+\ir ../functions/_node_facts_unsafe.sql
+\ir ../functions/_node_facts_safe.sql
+\ir ../functions/_ddl_finish_by_id.sql
 \ir ../functions/_check_node.sql
-\ir ../functions/check_cluster.sql
 -- The retired copies moves keep on their sources (move_shard() without
 -- drop_old): listed by the view retired_copies, dropped by
 -- drop_retired_copies().
@@ -42,6 +45,9 @@
 \ir ../functions/_rebalance_job_end.sql
 \ir ../functions/_rebalance_job_failed.sql
 \ir ../procedures/_rebalance_job_run.sql
+-- check_cluster(), last: it reads the moves and the jobs too.
+\ir ../functions/_move_stalled.sql
+\ir ../functions/check_cluster.sql
 \ir ../functions/rebalance_start.sql
 \ir ../functions/drain_node_start.sql
 \ir ../functions/rebalance_status.sql

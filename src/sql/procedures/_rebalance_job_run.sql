@@ -4,7 +4,8 @@
 -- commit after each, with the job's row as its state (_rebalance_job_next()
 -- says what to do, _rebalance_job_moved() counts it), so that
 -- rebalance_stop() is seen between moves. An error ends the CALL; the
--- worker records it.
+-- worker records it. A job that has ended or was interrupted is not run
+-- (a restarted worker of it exits).
 -- No SET search_path (PostgreSQL refuses COMMIT in a procedure that has
 -- one): this holds the loop and its COMMITs; the functions it calls pin it.
 CREATE OR REPLACE PROCEDURE shardid_internal._rebalance_job_run(job_id bigint)
@@ -16,7 +17,10 @@ BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid_internal._rebalance_job_run()',
                                              'after every move',
                                              'Start a background rebalance with shardid.rebalance_start().');
-    PERFORM shardid_internal._rebalance_job_begin(job_id);
+    IF NOT shardid_internal._rebalance_job_begin(job_id) THEN
+        COMMIT;
+        RETURN;
+    END IF;
     COMMIT;
     LOOP
         SELECT n.* INTO step FROM shardid_internal._rebalance_job_next(job_id) AS n;
