@@ -54,7 +54,7 @@ $$;
 -- their tables alone. Copies a 0.2 move retired are not recorded: nothing
 -- tells them safely from a schema a tenant moved a retired table into, so
 -- shardid.retired_copies lists them as not recorded and
--- drop_retired_copies() keeps them (docs/operations.md: drop by hand).
+-- drop_retired_copies() keeps them (docs/rebalancing.md: drop them by hand).
 \ir ../tables/retired_schemas.sql
 
 -- Offline moves copy the rows as the tables' owners: the check of code
