@@ -88,9 +88,11 @@ SELECT kind, shard, node, detail, regexp_replace(fix, '_moved_[0-9]+', '_moved_<
 SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT shardid.retire_shard(2, ''a'', ''shard_0002_moved_1700000000000'')') AS t(s name);
 SELECT * FROM shardid.check_cluster();
 
--- The retired copy is listed, is no generator of shard 2 on b, and is
--- dropped by drop_retired_copies() once older than older_than.
-SELECT node, shard, schema_name, moved_to, retired_at AT TIME ZONE 'UTC' AS retired_at, bytes > 0 AS has_bytes
+-- The retired copy is listed (retire_shard() recorded it, when), is no
+-- generator of shard 2 on b, and is dropped by drop_retired_copies() once
+-- older than older_than.
+SELECT node, shard, schema_name, moved_to, retired_at > now() - interval '1 hour' AS recent, bytes > 0 AS has_bytes,
+       recorded, droppable, reason
   FROM shardid.retired_copies;
 SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT schema, shard FROM shardid.generators ORDER BY shard') AS t(s name, shard integer);
 CALL shardid.drop_retired_copies('100 years');
@@ -101,7 +103,7 @@ CALL shardid.drop_retired_copies();
 SELECT count(*) AS retired FROM shardid.retired_copies;
 SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT count(*) FROM pg_namespace WHERE nspname LIKE ''shard\_%\_moved\_%''') AS t(n bigint);
 -- Only retired copies: a live shard's schema is refused on the node.
-SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT shardid_internal._drop_retired_copy(''shard_0004'')') AS t(n bigint);
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'SELECT shardid_internal._drop_retired_copy(''shard_0004'')') AS t(r jsonb);
 
 -- A placement where the shard is not: on another node, and on none.
 -- A shard a node holds and no node is placed on.

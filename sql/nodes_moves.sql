@@ -359,6 +359,104 @@ SELECT shardid_internal._move_check_launcher('mb', 150013, 200);
 SELECT shardid_internal._move_check_launcher('mb', 160000, 5000);
 SELECT shardid_internal._move_check_launcher('mb', 190000, 60000);
 
+-- Issue 35, finding 2: drop_retired_copies() drops only a schema a move
+-- recorded (shardid.retired_schemas on the node: its OID and the
+-- relations shardid made in it), and only while it holds nothing but its
+-- own objects; everything else is kept and reported, and the cleanup goes
+-- on. Shards 4-8 on node ma are retired here as a move's last step does.
+\c regress_moves_a
+SET client_min_messages = warning;
+CREATE ROLE regress_moves_tenant;
+GRANT CREATE ON SCHEMA public TO regress_moves_tenant;
+SELECT shardid.create_shards(4, 8) AS made;
+DO $$
+BEGIN
+    FOR i IN 4 .. 8 LOOP
+        EXECUTE format('ALTER TABLE shard_%s.posts OWNER TO regress_moves_tenant', lpad(i::text, 4, '0'));
+        EXECUTE format('GRANT USAGE ON SCHEMA shard_%s TO regress_moves_tenant', lpad(i::text, 4, '0'));
+        EXECUTE format('INSERT INTO shard_%s.posts (user_id, body) SELECT g, ''post'' FROM generate_series(1, 10) AS g', lpad(i::text, 4, '0'));
+    END LOOP;
+END
+$$;
+GRANT CREATE ON SCHEMA shard_0005, shard_0006 TO regress_moves_tenant;
+-- the tenant's own schema: its customers, and a view over them
+CREATE SCHEMA regress_shared AUTHORIZATION regress_moves_tenant;
+SET ROLE regress_moves_tenant;
+CREATE TABLE regress_shared.customers (id integer PRIMARY KEY, name text NOT NULL);
+INSERT INTO regress_shared.customers SELECT g, 'customer ' || g FROM generate_series(1, 1000) AS g;
+CREATE VIEW regress_shared.customer_names AS SELECT name FROM regress_shared.customers;
+RESET ROLE;
+SELECT shardid.retire_shard(i, 'mb', format('shard_%s_moved_1', lpad(i::text, 4, '0'))) AS retired
+  FROM generate_series(4, 8) AS i;
+SELECT schema_name, shard, moved_to, cardinality(relations) AS relations
+  FROM shardid.retired_schemas WHERE shard >= 4 ORDER BY shard;
+SET ROLE regress_moves_tenant;
+-- 4: the tenant moves its retired table into its own schema (0.3 before
+-- this fix dropped that schema: 1,000 customers and their view gone)
+ALTER TABLE shard_0004_moved_1.posts SET SCHEMA regress_shared;
+-- 5: and into public, where it may create
+ALTER TABLE shard_0005_moved_1.posts RENAME TO posts_5;
+ALTER INDEX shard_0005_moved_1.posts_pkey RENAME TO posts_5_pkey;
+ALTER TABLE shard_0005_moved_1.posts_5 SET SCHEMA public;
+-- 6: adds a table of its own to a retired copy
+CREATE TABLE shard_0006_moved_1.notes (note text);
+INSERT INTO shard_0006_moved_1.notes VALUES ('mine');
+-- 7: makes a view elsewhere over a retired table
+CREATE VIEW regress_shared.old_posts AS SELECT body FROM shard_0007_moved_1.posts;
+RESET ROLE;
+-- 8: an index and a trigger added to a retired table depend on it alone
+-- and go with it
+CREATE INDEX ON shard_0008_moved_1.posts (user_id);
+CREATE FUNCTION public.regress_noop() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+CREATE TRIGGER regress_noop AFTER INSERT ON shard_0008_moved_1.posts FOR EACH ROW EXECUTE FUNCTION public.regress_noop();
+\c :regress_db
+SELECT node, shard, schema_name, moved_to, recorded, droppable, reason
+  FROM shardid.retired_copies ORDER BY node, schema_name COLLATE "C";
+CALL shardid.drop_retired_copies();
+SELECT node, shard, schema_name, recorded, droppable FROM shardid.retired_copies ORDER BY node, schema_name COLLATE "C";
+\c regress_moves_a
+SET client_min_messages = warning;
+-- nothing of the tenant's was dropped
+SELECT (SELECT count(*) FROM regress_shared.customers) AS customers,
+       (SELECT count(*) FROM regress_shared.customer_names) AS names,
+       (SELECT count(*) FROM regress_shared.posts) AS moved_posts,
+       (SELECT count(*) FROM public.posts_5) AS posts_in_public,
+       (SELECT count(*) FROM shard_0006_moved_1.notes) AS notes,
+       (SELECT count(*) FROM regress_shared.old_posts) AS old_posts;
+SELECT nspname FROM pg_namespace WHERE nspname LIKE 'shard\_000_\_moved\_%' ORDER BY nspname;
+-- On the node: only a recorded copy; a name of no schema is gone already.
+SELECT shardid_internal._drop_retired_copy('regress_shared');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid_internal._drop_retired_copy('public');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid_internal._drop_retired_copy(NULL);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT shardid_internal._drop_retired_copy('shard_0008_moved_1');
+SELECT shardid_internal._drop_retired_copy('shard_0006_moved_1');
+-- a copy retired before 0.3 (no record) is listed, never dropped
+DELETE FROM shardid.retired_schemas WHERE shard = 6;
+DROP TABLE shard_0006_moved_1.notes;
+SELECT schema_name, recorded, droppable, reason FROM shardid_internal._retired_here() WHERE shard = 6;
+SELECT shardid_internal._drop_retired_copy('shard_0006_moved_1');
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+-- one taken back by attach_shard() is not retired any more
+DROP VIEW regress_shared.old_posts;
+SELECT shardid.attach_shard(7, 'shard_0007_moved_1');
+SELECT shardid_internal._drop_retired_copy('shard_0007_moved_1');
+-- the tenant's table moved back, its copy holds only its own again
+ALTER TABLE regress_shared.posts SET SCHEMA shard_0004_moved_1;
+SELECT shardid_internal._drop_retired_copy('shard_0004_moved_1')->>'status' AS status;
+-- the public schema is never taken for one
+SELECT nspname FROM pg_namespace WHERE nspname = 'public';
+SELECT shardid.detach_shard(7);
+DROP TABLE public.posts_5;
+DROP SCHEMA shard_0005_moved_1, shard_0006_moved_1, shard_0007_moved_1, regress_shared CASCADE;
+DROP FUNCTION public.regress_noop();
+DELETE FROM shardid.retired_schemas;
+REVOKE CREATE ON SCHEMA public FROM regress_moves_tenant;
+DROP ROLE regress_moves_tenant;
+\c :regress_db
+
 -- Clean up: this database is shared with the other regression tests.
 DELETE FROM shardid.shard_placement;
 DELETE FROM shardid.nodes;

@@ -5,7 +5,9 @@
 # the job stopped) and once more after its repoint (the move is kept, for
 # the next job to finish), then drain_node_start() (a background drain:
 # reported by rebalance_status(), waited for by rebalance_wait(), the kept
-# move finished first, the node empty).
+# move finished first, the node empty); then drop_retired_copies() racing
+# attach_shard(), a move onto the node and a second cleanup, each holding
+# the registry's lock of the node in turn (issue 35, finding 2).
 #
 # Node a holds shards 0-3 with rows, b only the extension and the template.
 use strict;
@@ -161,5 +163,80 @@ $router->safe_psql('app', "SELECT shardid.remove_node('a')");
 is($router->safe_psql('app', "SELECT string_agg(node, ' ') FROM shardid.nodes"), 'b', 'remove_node() succeeds after the drain');
 is($router->safe_psql('app', "SELECT string_agg(kind || ' ' || state, ', ' ORDER BY job_id) FROM shardid.rebalance_jobs"),
 	'rebalance stopped, rebalance stopped, drain finished', 'every job keeps its outcome');
+
+# --- drop_retired_copies() under the registry's lock (issue 35, finding 2) ------
+# The drain left a's retired copies of shards 0-3, recorded there. With a
+# added back, a cleanup's work on a waits for the lock (SHARE ROW EXCLUSIVE
+# on shardid.shard_registry) that attach_shard() holds to its commit, and a
+# move onto a and a second cleanup wait for the cleanup's: each holder is a
+# session that has not committed.
+$router->safe_psql('app', "SELECT shardid.add_node('a', \$\$" . $node{a}->connstr('app') . "\$\$)");
+my %copy = map { split /\|/ } split /\n/, $node{a}->safe_psql('app',
+	q{SELECT substring(nspname, '^shard_000(\d)_moved_'), nspname FROM pg_namespace WHERE nspname LIKE 'shard\_000_\_moved\_%'});
+is(join(' ', sort keys %copy), '0 1 2 3', 'a keeps a retired copy of each shard it drained');
+is($node{a}->safe_psql('app', 'SELECT string_agg(shard::text, \' \' ORDER BY shard) FROM shardid.retired_schemas'),
+	'0 1 2 3', 'each recorded in shardid.retired_schemas');
+
+# a session of a that waits for a lock, in database app
+sub lock_waiter
+{
+	my ($n) = @_;
+	return $n->poll_query_until('app', q{
+SELECT EXISTS (SELECT FROM pg_locks AS l JOIN pg_stat_activity AS a ON a.pid = l.pid
+                WHERE NOT l.granted AND a.datname = 'app' AND a.pid <> pg_backend_pid())});
+}
+
+# attach_shard() of a retired copy, not committed: the cleanup waits, then
+# keeps that copy (registered again) and drops the others.
+my $attacher = $node{a}->background_psql('app');
+$attacher->query_safe("BEGIN; SELECT shardid.attach_shard(0, '$copy{0}')");
+my $cleaner = $router->background_psql('app');
+$cleaner->query_until(qr/cleanup started/, "\\echo cleanup started\nCALL shardid.drop_retired_copies();\n");
+ok(lock_waiter($node{a}), "the cleanup waits on a while attach_shard() holds the registry's lock");
+$attacher->query_safe('COMMIT');
+$attacher->quit;
+$cleaner->query_until(qr/cleanup done/, "\\echo cleanup done\n");
+my $copy0 = $copy{0};
+like($cleaner->{stderr}, qr/WARNING:  kept the retired copy \Q$copy0\E on node "a": it is registered as shard 0 here/,
+	'the cleanup keeps the copy attach_shard() registered, and says why');
+is($node{a}->safe_psql('app', "SELECT schema_name FROM shardid.shard_registry WHERE shard = 0") . ' '
+	  . $node{a}->safe_psql('app', "SELECT count(*) FROM $copy{0}.posts"),
+	"$copy{0} $rows{0}", 'shard 0 is registered on a in its schema, with every row (not registered with its schema gone)');
+is($node{a}->safe_psql('app', q{SELECT string_agg(nspname, ' ' ORDER BY nspname) FROM pg_namespace WHERE nspname LIKE 'shard\_000_\_moved\_%'}),
+	$copy{0}, 'the other copies are dropped');
+$cleaner->{stderr} = '';
+# a is not to serve shard 0: its copy retired again, by hand
+is($node{a}->safe_psql('app', "SELECT shardid.retire_shard(0, 'b', '$copy{0}_2')"), "$copy{0}_2",
+	'the copy retired again (recorded again)');
+
+# The cleanup's transaction on a holds the lock (as when it drops a copy):
+# a move of shard 1 onto a waits, and so does a second cleanup; both go on
+# when it commits.
+my $dropper = $node{a}->background_psql('app');
+$dropper->query_safe("BEGIN; SELECT shardid_internal._drop_retired_copy('$copy{0}_2')");
+my $mover = $router->background_psql('app');
+$mover->query_until(qr/move started/, "\\echo move started\nCALL shardid.move_shard(1, 'a');\n");
+ok(lock_waiter($node{a}), 'a move onto a waits while a cleanup there holds the lock');
+is($node{a}->safe_psql('app', 'SELECT count(*) FROM shardid.shard_registry WHERE shard = 1'), '0', 'meanwhile a has made no copy of shard 1');
+$cleaner->query_until(qr/second cleanup started/, "\\echo second cleanup started\nCALL shardid.drop_retired_copies();\n");
+$dropper->query_safe('COMMIT');
+$dropper->quit;
+$mover->query_until(qr/move done/, "\\echo move done\n");
+unlike($mover->{stderr}, qr/ERROR/, 'the move finished once the cleanup committed')
+  or diag($mover->{stderr});
+$mover->quit;
+$cleaner->query_until(qr/second cleanup done/, "\\echo second cleanup done\n");
+unlike($cleaner->{stderr}, qr/ERROR|WARNING/, 'the second cleanup found the copy gone and failed on nothing')
+  or diag($cleaner->{stderr});
+$cleaner->quit;
+is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 1') . ' '
+	  . $node{a}->safe_psql('app', "SELECT count(*) FROM " . $node{a}->safe_psql('app', 'SELECT quote_ident(shardid.shard_schema(1))') . '.posts'),
+	"a $rows{1}", 'shard 1 is on a with every row');
+is($node{a}->safe_psql('app', q{SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'shard\_000_\_moved\_%'}), '0',
+	'a keeps no retired copy');
+$router->safe_psql('app', 'CALL shardid.drop_retired_copies()');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.retired_copies'), '0',
+	"the move's retired copy on b is dropped too: none left");
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): healthy');
 
 done_testing();

@@ -9,7 +9,9 @@
 -- and measures it, then undoes it (the move's checks, before anything
 -- changes). Called again once the copy exists, it returns its definition:
 -- the copy is made in one transaction, so an existing registration of
--- this shard in this schema is the move's own.
+-- this shard in this schema is the move's own. Holds the registry's lock
+-- (SHARE ROW EXCLUSIVE on shard_registry and sharded_tables), as
+-- attach_shard() and drop_retired_copies() on this node do.
 CREATE OR REPLACE FUNCTION shardid_internal._create_shard_copy(shard integer, source jsonb, dry_run boolean) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -25,6 +27,7 @@ DECLARE
     c       record;
     kind    text;
 BEGIN
+    LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO r FROM shardid.shard_registry AS s WHERE s.shard = _create_shard_copy.shard;
     IF FOUND THEN
         IF r.schema_name = nsp AND NOT dry_run THEN

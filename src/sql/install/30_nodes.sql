@@ -68,4 +68,5 @@
 \ir ../functions/_release_lease.sql
 \ir ../functions/freeze_shard_tables.sql
 \ir ../functions/thaw_shard_tables.sql
+\ir ../tables/retired_schemas.sql
 \ir ../functions/retire_shard.sql

@@ -49,6 +49,14 @@ $$;
 -- only administrators may take, instead of advisory locks on fixed keys.
 \ir ../tables/session_locks.sql
 
+-- Retired copies are recognised by what the move recorded (their schema's
+-- OID and the relations shardid made in it), no longer by the trigger on
+-- their tables alone. Copies a 0.2 move retired are not recorded: nothing
+-- tells them safely from a schema a tenant moved a retired table into, so
+-- shardid.retired_copies lists them as not recorded and
+-- drop_retired_copies() keeps them (docs/rebalancing.md: drop them by hand).
+\ir ../tables/retired_schemas.sql
+
 -- Offline moves copy the rows as the tables' owners: the check of code
 -- that a superuser's copy would have run is gone.
 DROP FUNCTION shardid_internal._move_untrusted_code(name);
