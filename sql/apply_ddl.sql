@@ -40,7 +40,8 @@ CALL shardid.apply_ddl('public.photos', 'ALTER TABLE public.photos ADD COLUMN a 
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %I ADD COLUMN a int');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN a int; RESET ROLE');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN a int; SELECT 1');
--- a statement that is not a change of this table
+-- a statement that is not a change of this table (a %s in a comment
+-- stands for nothing: no %s)
 CALL shardid.apply_ddl('public.photos', 'SET ROLE postgres /* %s */');
 CALL shardid.apply_ddl('public.photos', 'DROP TABLE %s');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s RENAME TO pictures');
@@ -52,7 +53,32 @@ CALL shardid.apply_ddl('public.photos', 'CREATE INDEX photos_user_id_idx ON publ
 CALL shardid.apply_ddl('public.photos', 'CREATE INDEX ON %s (user_id)');
 CALL shardid.apply_ddl('public.photos', 'DROP INDEX public.photos_pkey, other.x /* %s */');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN');
+-- %s stands for the table only where the parser sees the statement name
+-- it (issue 36): not in a literal (every copy would get another default),
+-- not in a quoted name, not as a column's qualifier; an unterminated
+-- literal is a syntax error
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN origin text DEFAULT ''%s''');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN origin text DEFAULT $$from %s$$');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN "%s" int');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD CHECK (length(%s.caption) > 0)');
+CALL shardid.apply_ddl('public.photos', 'DROP INDEX %s_a, public.b');
+CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN origin text DEFAULT ''it');
 SELECT count(*) AS changes FROM shardid.ddl_changes;
+
+-- A template with a name that needs quotes: %s is "Pics" in each schema,
+-- and %s_uid_idx the index named after it, quoted as one name; in a
+-- literal, %%s is the text %s.
+CREATE TABLE public."Pics" (id bigint PRIMARY KEY, uid bigint, note text);
+CALL shardid.create_table_proc('public."Pics"');
+CALL shardid.apply_ddl('public."Pics"', 'CREATE INDEX "Pics_uid_idx" ON %s (uid)');
+CALL shardid.apply_ddl('public."Pics"', 'ALTER TABLE %s ALTER COLUMN note SET DEFAULT ''%%s, 50%''');
+SELECT DISTINCT pg_get_expr(d.adbin, d.adrelid) AS note_default
+  FROM pg_attrdef AS d JOIN pg_class AS c ON c.oid = d.adrelid WHERE c.relname = 'Pics';
+SELECT count(*) AS uid_indexes FROM pg_class WHERE relname = 'Pics_uid_idx';
+CALL shardid.apply_ddl('public."Pics"', 'DROP INDEX %s_uid_idx');
+SELECT count(*) AS uid_indexes FROM pg_class WHERE relname = 'Pics_uid_idx';
+SELECT shardid.drop_table('public."Pics"');
+DROP TABLE public."Pics";
 
 -- %s is each table, quoted; %% is a literal %
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD CONSTRAINT not_full CHECK (caption <> ''100%%'')', 2);

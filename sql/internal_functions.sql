@@ -71,7 +71,7 @@ INSERT INTO public_execute VALUES
     ('shardid_internal._apply_ddl_start(text,text,boolean,text)', 'called by apply_ddl() (membership of the template owner checked)'),
     ('shardid_internal._apply_ddl_batch(bigint,integer)', 'called by apply_ddl()'),
     ('shardid_internal._apply_ddl_check(text,name,name)', 'called by apply_ddl(): pure'),
-    ('shardid_internal._apply_ddl_statement(text,name,name)', 'called by apply_ddl(): pure'),
+    ('shardid_internal._ddl_template(text,name,name)', 'called by apply_ddl(): pure'),
     ('shardid_internal._ddl_command(text,name,name)', 'called by apply_ddl(): parses only'),
     ('shardid_internal._apply_ddl_claim(bigint)', 'called by apply_ddl() (membership of the template owner checked)'),
     ('shardid_internal._apply_ddl_done(bigint,text)', 'called by apply_ddl(); writes the ledger with the caller''s grants'),

@@ -14,6 +14,7 @@ extern "C" {
 #include "utils/timestamp.h"
 }
 
+#include "../core/ddl_template.hpp"
 #include "../core/generator.hpp"
 #include "../core/layout.hpp"
 #include "../core/shortcode.hpp"

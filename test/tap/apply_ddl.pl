@@ -9,6 +9,12 @@
 # index is made as the table's owner. A node with only the extension
 # receives a shard: the move makes the templates there first (refused,
 # with a hint, while a table of the template's name is in the way).
+# One identity per change (issue 36): a cancel of the router's CALL
+# cancels the node's statement, and a node that finished a change the
+# router did not record is not run twice; a change the first node refuses
+# is kept nowhere; abandon_ddl() closes a change part of the way, on the
+# router and every node; a node with only the extension has nothing to
+# change.
 #
 # One node with default settings (max_locks_per_transaction 64) and 4096
 # shards: a plain ADD COLUMN (no IF NOT EXISTS) is ended by
@@ -143,6 +149,85 @@ is($bare->safe_psql('app', "SELECT count(*) FILTER (WHERE mood = 'ok') || ' ' ||
 is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): the cluster is healthy');
 $router->safe_psql('app', "CALL shardid.move_shard(2, 'a')");
 is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 2'), 'a', 'and back to a');
+
+# --- one change, one identity: a cancel of the router, a node that ran it ------
+# (issue 36) b's copy of shard 4 is locked, so b's CALL waits there after its
+# template and shard 1 (batches of 1); the router's CALL is cancelled: b's
+# statement is cancelled with it (no statement left running there, nothing
+# more committed). Then b finishes the change on its own under the router's
+# origin, as if the router had lost the answer; the router's re-CALL skips b
+# (finished) instead of running the change there twice.
+my $seen = 'ALTER TABLE %s ADD COLUMN seen integer';
+# (shard 5, now on a, belongs to a role of its own: its code would run with
+# the template owner's rights, so every change is refused until it is the
+# template owner's again)
+($ret, $out, $err) = $router->psql('app', "CALL shardid.apply_ddl('public.posts', '$seen')");
+like($err, qr/node "a": sharded table posts: 1 of its copies is not owned by the template's owner postgres/,
+	'a copy another role owns: the change is refused (issue 35)');
+is($router->safe_psql('app', q{SELECT count(*) FROM shardid.ddl_changes WHERE command LIKE '%seen%' AND NOT abandoned}), '0',
+	'and kept nowhere');
+$node{a}->safe_psql('app', 'ALTER TABLE shard_0005.posts OWNER TO postgres');
+my $locker = $node{b}->background_psql('app');
+$locker->query_safe('BEGIN; LOCK TABLE shard_0004.posts IN ACCESS SHARE MODE;');
+my $caller = $router->background_psql('app', on_error_stop => 0);
+my $caller_pid = $caller->query_safe('SELECT pg_backend_pid()');
+$caller_pid =~ s/\D//g;
+$caller->query_until(qr/calling/, "\\echo calling\nCALL shardid.apply_ddl('public.posts', '$seen', 1);\n");
+$node{b}->poll_query_until('app', q{SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = 'shard_0004.posts'::regclass)})
+  or die 'b never waited for shard 4';
+$router->safe_psql('app', "SELECT pg_cancel_backend($caller_pid)");
+ok($node{b}->poll_query_until('app', q{SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE '%_apply_ddl_here%' AND state = 'active' AND pid <> pg_backend_pid())}),
+	'a cancel of the router\'s CALL cancels the node\'s statement too');
+$caller->quit;
+$locker->query_safe('COMMIT');
+$locker->quit;
+is($router->safe_psql('app', q{SELECT targets_done || ' ' || (finished_at IS NULL) FROM shardid.ddl_progress WHERE command LIKE '%seen%'}),
+	'1 t', 'the router\'s change is open: node a has it, b not');
+my $origin = $router->safe_psql('app', q{SELECT shardid_internal._apply_ddl_origin(change_id) FROM shardid.ddl_changes WHERE command LIKE '%seen%'});
+is($node{b}->safe_psql('app', qq{SELECT count(*) || ' ' || count(*) FILTER (WHERE finished_at IS NULL) FROM shardid.ddl_changes WHERE origin = '$origin'}),
+	'1 1', 'b holds the change under the router\'s origin, open (its template and shard 1)');
+$node{b}->safe_psql('app', "CALL shardid_internal._apply_ddl_here('public.posts', '$seen', 256, NULL, '$origin')");
+($ret, $out, $err) = $router->psql('app', "CALL shardid.apply_ddl('public.posts', '$seen')");
+is($ret, 0, 'the router\'s re-CALL succeeds: b, finished already, is not run again') or diag($err);
+is(column_and_index($node{$_}, 'app', 'seen', '-'), ($_ eq 'a' ? '4/4' : '4/4') . ' 0/4', "node $_: every table has the column once")
+  for qw(a b);
+is($router->safe_psql('app', q{SELECT targets_done || ' ' || (finished_at IS NOT NULL) FROM shardid.ddl_progress WHERE command LIKE '%seen%'}),
+	'3 t', 'the router\'s change is finished on every node (a, b and c)');
+
+# --- no wedge from the router ------------------------------------------------------
+# A change that fails on the first node before any node has it (a copy on a
+# has the column already) is not kept on the router either.
+$node{a}->safe_psql('app', 'ALTER TABLE shard_0000.posts ADD COLUMN clash integer');
+($ret, $out, $err) = $router->psql('app', "CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN clash integer')");
+like($err, qr/node "a": column "clash" of relation "posts" already exists/, 'the first node refuses the change');
+is($router->safe_psql('app', q{SELECT abandoned || ' ' || targets_done FROM shardid.ddl_progress WHERE command LIKE '%clash%'}),
+	't 0', 'the router keeps nothing open: the change is closed, no node has it');
+is($node{a}->safe_psql('app', q{SELECT count(*) FROM shardid.ddl_changes WHERE command LIKE '%clash%'}), '0', 'nor does node a');
+# A change part of the way (a and b's first shards have it, b's shard 6 not)
+# stays open; abandon_ddl() on the router closes it there and on every node.
+$node{b}->safe_psql('app', 'ALTER TABLE shard_0006.posts ADD COLUMN half integer');
+($ret, $out, $err) = $router->psql('app', "CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN half integer', 1)");
+like($err, qr/node "b": column "half" of relation "posts" already exists/, 'b refuses the change at shard 6');
+($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nCALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN whole integer')");
+like($err, qr/55000: sharded table posts has an unfinished change: ALTER TABLE %s ADD COLUMN half integer.*HINT:.*abandon_ddl\('public\.posts'\)/s,
+	'another command is refused, the HINT naming abandon_ddl()');
+is($router->safe_psql('app', q{SELECT string_agg(node || ' ' || targets_with || ' ' || targets_without || ' ' || without::text, '; ' ORDER BY node) FROM shardid.abandon_ddl('public.posts')}),
+	'b 3 2 {shard_0006,shard_0007}', 'abandon_ddl() closes b\'s change, saying which tables lack it (a had finished)');
+is($router->safe_psql('app', q{SELECT abandoned FROM shardid.ddl_progress WHERE command LIKE '%half%'}), 't', 'the router\'s change is abandoned');
+$router->safe_psql('app', "CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN whole integer')");
+is(column_and_index($node{$_}, 'app', 'whole', '-'), '4/4 0/4', "node $_: the next command ran") for qw(a b);
+
+# --- a node with only the extension has nothing to change ----------------------------
+my $empty = data_node('d');
+my $empty_connstr = $empty->connstr('app');
+$router->safe_psql('app', "SELECT shardid.add_node('d', \$\$$empty_connstr\$\$)");
+($ret, $out, $err) = $router->psql('app', "CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN flags integer')");
+is($ret, 0, 'a router change with a node that has only the extension succeeds') or diag($err);
+is(column_and_index($node{$_}, 'app', 'flags', '-'), '4/4 0/4', "node $_ has the change") for qw(a b);
+is($router->safe_psql('app', q{SELECT targets_done || '/' || targets_total || ' ' || (finished_at IS NOT NULL) FROM shardid.ddl_progress WHERE command LIKE '%flags%'}),
+	'4/4 t', 'recorded on every node, d with nothing to change');
+$router->safe_psql('app', "SELECT shardid.remove_node('d')");
+$empty->stop;
 
 $router->stop;
 $node{$_}->stop for qw(a b);

@@ -1,4 +1,5 @@
--- apply_ddl(): the statement for one table, checked by the parser
+-- apply_ddl(): the statement for one table (_ddl_template: %s replaced
+-- where the parser sees the table's name), checked by the parser
 -- (_ddl_command) for that table; returns it with its kind. A syntax
 -- error is reported with the statement (the parser's position would point
 -- into this function's query).
@@ -10,11 +11,14 @@ AS $$
 DECLARE
     msg text;
 BEGIN
-    statement := shardid_internal._apply_ddl_statement(command, schema_name, table_name);
     BEGIN
+        statement := shardid_internal._ddl_template(command, schema_name, table_name);
         SELECT c.kind, c.concurrent INTO kind, concurrent
             FROM shardid_internal._ddl_command(statement, schema_name, table_name) AS c;
     EXCEPTION WHEN syntax_error THEN
+        IF statement IS NULL THEN
+            RAISE;
+        END IF;
         GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
         RAISE EXCEPTION 'apply_ddl() command is not valid SQL: %', msg
             USING ERRCODE = 'syntax_error', DETAIL = format('The statement was: %s', statement);

@@ -21,7 +21,7 @@
 \ir ../tables/ddl_applied.sql
 \ir ../views/ddl_progress.sql
 \ir ../functions/_ddl_command.sql
-\ir ../functions/_apply_ddl_statement.sql
+\ir ../functions/_ddl_template.sql
 \ir ../functions/_apply_ddl_check.sql
 \ir ../functions/_apply_ddl_owner.sql
 \ir ../functions/_apply_ddl_owners.sql
