@@ -23,6 +23,13 @@
 // keep their own (or lose it, and start again from the lead they see)
 // never take the lead past max(its value when the clock stepped back,
 // max_drift_ms).
+//
+// A failover (a promoted standby, a point-in-time restore: a new timeline)
+// moves a generator once, before its first step there, past every state the
+// old timeline could have reached (failover_state): the old primary's states
+// stayed within max_drift_ms of its clock, its clock was within
+// max_clock_skew_ms of this server's, and it issued its last ID before this
+// server's clock read now (it is fenced before the promotion).
 #pragma once
 
 #include <cstdint>
@@ -71,6 +78,14 @@ bool decode_state(const Layout &layout, std::int64_t state, std::int64_t *unix_m
 Step next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms,
 			   std::int64_t shard, std::int64_t max_drift_ms,
 			   std::int64_t *lead_ceiling_ms) noexcept;
+
+// The state a generator moves to on a new timeline when `state` was last
+// logged on an older one: max(state + max_drift_ms + 1 ms, the first state
+// of the millisecond now + max_clock_skew_ms + max_drift_ms + 1), capped at
+// max_state (the next step then reports exhaustion). Negative settings
+// count as 0; a clock before the epoch counts as the epoch.
+std::int64_t failover_state(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms,
+							std::int64_t max_drift_ms, std::int64_t max_clock_skew_ms) noexcept;
 
 // A state to make durable before issuing `state`: ahead_ms milliseconds
 // further, capped at max_state so it always fits.
