@@ -74,7 +74,8 @@ failover_state(const Layout &layout, std::int64_t state, std::int64_t now_unix_m
 	const std::int64_t clock_offset = std::min(now_offset + skew + drift + 1, max_offset + 1);
 	const std::int64_t from_clock =
 		clock_offset > max_offset ? limit : clock_offset << layout.seq_bits;
-	const std::int64_t from_state = state_ahead(layout, prev, std::min(drift + 1, max_offset));
+	const std::int64_t from_state =
+		state_ahead(layout, prev, std::min(skew + drift + 1, max_offset));
 	return std::max(from_clock, from_state);
 }
 

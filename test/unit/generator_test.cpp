@@ -465,12 +465,13 @@ TEST(FailoverState, ClockTermWhenTheStateFollowedTheClock)
 }
 
 // A state ahead of every clock term (the old primary's clock had stepped
-// back) moves max_drift + 1 ms past it, counter kept.
+// back, or an earlier failover moved it) moves skew + drift + 1 ms past
+// it, counter kept.
 TEST(FailoverState, StateTermWhenTheStateRanAhead)
 {
 	const std::int64_t state = state_at(kNow + kHour, 300);
 	EXPECT_EQ(shardid::failover_state(kLayout, state, kNow, kDrift, kSkew),
-			  state_at(kNow + kHour + kDrift + 1, 300));
+			  state_at(kNow + kHour + kSkew + kDrift + 1, 300));
 }
 
 // The next step after the move issues right above it, without waiting,

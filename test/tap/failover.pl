@@ -1,0 +1,248 @@
+# failover.pl — a new timeline (a promoted standby, a point-in-time
+# restore) never re-issues an ID the old timeline could have issued.
+#
+# Every server runs under libfaketime (as in clock.pl) with its own clock
+# offset. The layout has 4 sequence bits (16 IDs per millisecond), so a few
+# thousand IDs span seconds of ID time. Each case cuts a server off from
+# the timeline that goes on issuing IDs, fences that timeline (stop
+# 'immediate'), starts the new timeline and checks that the two sets of
+# IDs have nothing in common and that the new ones are above the old:
+#
+#  1. an async standby stopped (cut off), its clock 30 s behind the
+#     primary's, promoted; then a crash right after the promotion, and one
+#     right after the first ID's commit;
+#  2. a standby whose WAL receiver is cut, the clocks equal, after a burst
+#     that ran the primary's generator max_drift ahead of its clock, with
+#     shardid.max_clock_skew = 0: the drift term alone covers it;
+#  3. a second promotion in a row: a standby of case 2's promoted server,
+#     its clock 30 s behind, promoted in turn;
+#  4. a point-in-time restore to a restore point before the primary's last
+#     IDs, its clock 30 s behind.
+#
+# On a generator without the failover move, case 1 finds thousands of
+# common IDs.
+use strict;
+use warnings;
+
+use File::Spec;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+# ShardidTest points Cluster.pm at PGXS's pg_regress; nothing is imported.
+use FindBin;
+use lib $FindBin::RealBin;
+use ShardidTest ();
+
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+plan skip_all => "libfaketime not installed ($libfaketime)" unless -r $libfaketime;
+
+# The clock offset file of a node (absolute: the server runs in its data
+# directory).
+sub offset_file
+{
+	my ($node) = @_;
+	return File::Spec->rel2abs($node->basedir . '/faketime.rc');
+}
+
+# Sets a node's clock offset, in libfaketime's syntax ("+0", "-30").
+sub set_offset
+{
+	my ($node, $offset) = @_;
+	my $file = offset_file($node);
+	PostgreSQL::Test::Utils::append_to_file("$file.new", "$offset\n");
+	rename("$file.new", $file) or die "cannot rename to $file: $!";
+}
+
+# Starts a node under libfaketime; clients run without it.
+sub start_faked
+{
+	my ($node) = @_;
+	local $ENV{LD_PRELOAD} = $libfaketime;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = offset_file($node);
+	local $ENV{FAKETIME_NO_CACHE} = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	local $ENV{NO_FAKE_STAT} = '1';
+	delete local $ENV{FAKETIME};
+	$node->start;
+}
+
+# Inserts n rows tagged $tag in statements of at most 5000 rows; returns
+# their IDs (of committed rows only).
+sub issue
+{
+	my ($node, $tag, $n) = @_;
+	my @ids;
+	while ($n > 0)
+	{
+		my $k = $n > 5000 ? 5000 : $n;
+		push @ids, split /\n/, $node->safe_psql('postgres',
+			"INSERT INTO t (tag) SELECT '$tag' FROM generate_series(1, $k) RETURNING id");
+		$n -= $k;
+	}
+	return @ids;
+}
+
+# How many IDs two lists have in common.
+sub common
+{
+	my ($a, $b) = @_;
+	my %seen = map { $_ => 1 } @$a;
+	return scalar grep { $seen{$_} } @$b;
+}
+
+# The largest and smallest of a list of IDs.
+sub max_of { my $m = shift; for (@_) { $m = $_ if $_ > $m } return $m }
+sub min_of { my $m = shift; for (@_) { $m = $_ if $_ < $m } return $m }
+
+# Checks that the IDs a new timeline issued ($new) share none with the old
+# timeline's ($old) and are all above them.
+sub disjoint
+{
+	my ($label, $old, $new) = @_;
+	is(common($old, $new), 0, "$label: none of the " . scalar(@$new)
+		  . ' new IDs is one of the ' . scalar(@$old) . ' the old timeline issued');
+	cmp_ok(min_of(@$new), '>', max_of(@$old), "$label: every new ID is above the old timeline's");
+}
+
+# Seconds the newest ID of tag $tag is ahead of the node's clock.
+sub lead_of
+{
+	my ($node, $tag) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT extract(epoch FROM shardid.id_time(max(id)) - clock_timestamp())
+		FROM t WHERE tag = '$tag'});
+}
+
+# Promotes a node and waits until it leaves recovery.
+sub promote
+{
+	my ($node) = @_;
+	$node->promote;
+	$node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+	  or die $node->name . ' did not leave recovery';
+}
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1, has_archiving => 1);
+$primary->append_conf('postgresql.conf', "log_statement = none\n");
+set_offset($primary, '+0');
+start_faked($primary);
+$primary->safe_psql('postgres', q{
+CREATE EXTENSION shardid;
+SELECT shardid.configure('2011-08-24 21:07:01.721+00', 13, 4);
+CREATE SEQUENCE s;
+CREATE TABLE t (id bigint DEFAULT shardid.next_id(3, 's') PRIMARY KEY, tag text NOT NULL);
+});
+issue($primary, 'before backup', 1000);
+$primary->backup('b');
+
+# Case 1's standby, 30 s behind; case 2's, with the primary's clock.
+my $standby1 = PostgreSQL::Test::Cluster->new('standby1');
+$standby1->init_from_backup($primary, 'b', has_streaming => 1);
+set_offset($standby1, '-30');
+start_faked($standby1);
+my $standby2 = PostgreSQL::Test::Cluster->new('standby2');
+$standby2->init_from_backup($primary, 'b', has_streaming => 1);
+$standby2->append_conf('postgresql.conf', "shardid.max_clock_skew = 0\n");
+set_offset($standby2, '+0');
+start_faked($standby2);
+
+issue($primary, 'streamed', 1000);
+$primary->wait_for_catchup($standby1);
+$primary->wait_for_catchup($standby2);
+
+# Case 1: standby1 is cut off (stopped); the primary goes on.
+$standby1->stop;
+my @p1 = issue($primary, 'after standby1 cut', 20000);
+$primary->wait_for_catchup($standby2);
+
+# Case 4's restore point: before the primary's last IDs.
+$primary->safe_psql('postgres', "SELECT pg_create_restore_point('before_last')");
+
+# Case 2: standby2's WAL receiver is cut; a burst runs the primary's
+# generator max_drift (2 s) ahead of its clock.
+$standby2->safe_psql('postgres', "ALTER SYSTEM SET primary_conninfo = ''; SELECT pg_reload_conf()");
+$standby2->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
+  or die 'standby2 still receives WAL';
+my @p2 = split /\n/, $primary->safe_psql('postgres',
+	"INSERT INTO t (tag) SELECT 'burst' FROM generate_series(1, 60000) RETURNING id");
+my $burst_lead = lead_of($primary, 'burst');
+cmp_ok($burst_lead, '>', 1.0, "the burst ran the primary's generator ahead of its clock (${burst_lead}s)");
+my $segment = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_current_wal_lsn())');
+$primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
+$primary->poll_query_until('postgres', "SELECT last_archived_wal >= '$segment' FROM pg_stat_archiver")
+  or die 'the WAL was not archived';
+$primary->stop('immediate');
+my @old = (@p1, @p2);
+
+# Case 2: promoted at once, clocks equal, no clock skew allowed.
+promote($standby2);
+my @s2 = issue($standby2, 'standby2 promoted', 20000);
+disjoint('case 2 (burst, clocks equal, max_clock_skew 0)', \@p2, \@s2);
+is(common(\@old, \@s2), 0, 'case 2: none of them is one of the primary\'s IDs');
+
+# Case 1: standby1 starts 30 s behind and is promoted; a crash right after.
+start_faked($standby1);
+promote($standby1);
+$standby1->stop('immediate');
+start_faked($standby1);
+my @s1 = issue($standby1, 'standby1 promoted', 20000);
+disjoint('case 1 (standby stopped, clock 30 s behind, crash after promotion)', \@p1, \@s1);
+is(common(\@old, \@s1), 0, 'case 1: none of them is one of the primary\'s IDs');
+my $lead = $standby1->safe_psql('postgres', q{
+	SELECT extract(epoch FROM shardid.id_time(min(id)) - clock_timestamp())
+	FROM t WHERE tag = 'standby1 promoted'});
+note("case 1: the first ID after the promotion is ${lead}s ahead of the clock");
+# The move is max_clock_skew + max_drift (62 s) past the later of the clock
+# and the replayed state, which ran 30 s ahead of this clock.
+cmp_ok($lead, '>', 55, "case 1: the generator moved max_clock_skew + max_drift ahead (${lead}s)");
+cmp_ok($lead, '<', 93, "case 1: and no further than that past the replayed state (${lead}s)");
+
+# A crash right after the first IDs' commit: the move is not made twice,
+# and nothing issued is issued again.
+$standby1->stop('immediate');
+start_faked($standby1);
+my @s1b = issue($standby1, 'standby1 restarted', 1000);
+disjoint('case 1 after a crash', [ @old, @s1 ], \@s1b);
+cmp_ok(min_of(@s1b), '<', max_of(@s1) + (100 << 17), 'case 1 after a crash: no second move (within 100 ms)');
+
+# Case 3: a standby of the promoted standby2, 30 s behind it, cut off;
+# standby2 goes on, is fenced, and the standby is promoted in turn.
+$standby2->safe_psql('postgres', "ALTER SYSTEM RESET primary_conninfo; SELECT pg_reload_conf()");
+$standby2->backup('b2');
+my $standby3 = PostgreSQL::Test::Cluster->new('standby3');
+$standby3->init_from_backup($standby2, 'b2', has_streaming => 1);
+$standby3->append_conf('postgresql.conf', "shardid.max_clock_skew = 60s\n");
+set_offset($standby3, '-30');
+start_faked($standby3);
+issue($standby2, 'standby2 streamed', 1000);
+$standby2->wait_for_catchup($standby3);
+$standby3->stop;
+my @s2b = issue($standby2, 'standby2 after standby3 cut', 20000);
+$standby2->stop('immediate');
+start_faked($standby3);
+promote($standby3);
+my @s3 = issue($standby3, 'standby3 promoted', 20000);
+disjoint('case 3 (second promotion, clock 30 s behind)', [ @s2, @s2b ], \@s3);
+is(common(\@old, \@s3), 0, 'case 3: none of them is one of the first primary\'s IDs');
+
+# Case 4: a point-in-time restore to before the primary's last IDs, 30 s
+# behind, used as the new primary.
+my $pitr = PostgreSQL::Test::Cluster->new('pitr');
+$pitr->init_from_backup($primary, 'b', has_restoring => 1, standby => 0);
+$pitr->append_conf('postgresql.conf', qq{
+recovery_target_name = 'before_last'
+recovery_target_action = 'promote'
+});
+set_offset($pitr, '-30');
+start_faked($pitr);
+$pitr->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'the restore did not end';
+is($pitr->safe_psql('postgres', "SELECT count(*) FROM t WHERE tag = 'burst'"), 0,
+	'case 4: the restore stopped before the burst');
+my @s4 = issue($pitr, 'restored', 20000);
+disjoint('case 4 (point-in-time restore, clock 30 s behind)', \@old, \@s4);
+
+$_->stop for ($standby1, $standby3, $pitr);
+done_testing();
