@@ -1,9 +1,9 @@
 # failover.pl — a new timeline (a promoted standby, a point-in-time
 # restore) never re-issues an ID the old timeline could have issued.
 #
-# Every server runs under libfaketime (as in clock.pl) with its own clock
-# offset. The layout has 4 sequence bits (16 IDs per millisecond), so a few
-# thousand IDs span seconds of ID time. Each case cuts a server off from
+# Every server but the first primary runs under libfaketime (as in
+# clock.pl) with its own clock offset. The layout has 4 sequence bits (16
+# IDs per millisecond), so a few thousand IDs span seconds of ID time. Each case cuts a server off from
 # the timeline that goes on issuing IDs, fences that timeline (stop
 # 'immediate'), starts the new timeline and checks that the two sets of
 # IDs have nothing in common and that the new ones are above the old:
@@ -12,8 +12,9 @@
 #     primary's, promoted; then a crash right after the promotion, and one
 #     right after the first ID's commit;
 #  2. a standby whose WAL receiver is cut, the clocks equal, after a burst
-#     that ran the primary's generator max_drift ahead of its clock, with
-#     shardid.max_clock_skew = 0: the drift term alone covers it;
+#     that ran the primary's generator seconds ahead of its clock (up to
+#     max_drift, 15 s there), with shardid.max_clock_skew = 0: the drift
+#     term alone covers it;
 #  3. a second promotion in a row: a standby of case 2's promoted server,
 #     its clock 30 s behind, promoted in turn;
 #  4. a point-in-time restore to a restore point before the primary's last
@@ -126,8 +127,10 @@ sub promote
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1, has_archiving => 1);
 $primary->append_conf('postgresql.conf', "log_statement = none\n");
-set_offset($primary, '+0');
-start_faked($primary);
+# The primary keeps the machine's clock, without libfaketime: its clock
+# read per call (FAKETIME_NO_CACHE) would hold case 2's burst near 16 IDs
+# per millisecond, too slow to run ahead of the clock.
+$primary->start;
 $primary->safe_psql('postgres', q{
 CREATE EXTENSION shardid;
 SELECT shardid.configure('2011-08-24 21:07:01.721+00', 13, 4);
@@ -144,7 +147,7 @@ set_offset($standby1, '-30');
 start_faked($standby1);
 my $standby2 = PostgreSQL::Test::Cluster->new('standby2');
 $standby2->init_from_backup($primary, 'b', has_streaming => 1);
-$standby2->append_conf('postgresql.conf', "shardid.max_clock_skew = 0\n");
+$standby2->append_conf('postgresql.conf', "shardid.max_clock_skew = 0\nshardid.max_drift = 15s\n");
 set_offset($standby2, '+0');
 start_faked($standby2);
 
@@ -160,15 +163,21 @@ $primary->wait_for_catchup($standby2);
 # Case 4's restore point: before the primary's last IDs.
 $primary->safe_psql('postgres', "SELECT pg_create_restore_point('before_last')");
 
-# Case 2: standby2's WAL receiver is cut; a burst runs the primary's
-# generator max_drift (2 s) ahead of its clock.
+# Case 2: standby2's WAL receiver is cut; a burst of 240,000 IDs (15 s of
+# ID time at 16 per millisecond) under shardid.max_drift = 15s (standby2
+# has the same setting) runs the primary's generator several seconds ahead
+# of its clock: far more than the promotion takes, so a generator without
+# the failover move, continuing from the clock there, re-issues the
+# burst's last seconds (0.3's generator: thousands of IDs).
 $standby2->safe_psql('postgres', "ALTER SYSTEM SET primary_conninfo = ''; SELECT pg_reload_conf()");
 $standby2->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
   or die 'standby2 still receives WAL';
-my @p2 = split /\n/, $primary->safe_psql('postgres',
-	"INSERT INTO t (tag) SELECT 'burst' FROM generate_series(1, 60000) RETURNING id");
+my @p2 = split /\n/, $primary->safe_psql('postgres', q{
+	SET shardid.max_drift = '15s';
+	INSERT INTO t (tag) SELECT 'burst' FROM generate_series(1, 240000) RETURNING id});
+my $burst_end = time;
 my $burst_lead = lead_of($primary, 'burst');
-cmp_ok($burst_lead, '>', 1.0, "the burst ran the primary's generator ahead of its clock (${burst_lead}s)");
+cmp_ok($burst_lead, '>', 5, "the burst ran the primary's generator seconds ahead of its clock (${burst_lead}s)");
 my $segment = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_current_wal_lsn())');
 $primary->safe_psql('postgres', 'SELECT pg_switch_wal()');
 $primary->poll_query_until('postgres', "SELECT last_archived_wal >= '$segment' FROM pg_stat_archiver")
@@ -178,7 +187,13 @@ my @old = (@p1, @p2);
 
 # Case 2: promoted at once, clocks equal, no clock skew allowed.
 promote($standby2);
+note(sprintf('case 2: standby2 promoted and issuing %d s after the burst, which ran %.1f s ahead',
+		time - $burst_end, $burst_lead));
 my @s2 = issue($standby2, 'standby2 promoted', 20000);
+my $gap = $standby2->safe_psql('postgres', sprintf(q{
+	SELECT extract(epoch FROM shardid.id_time(min(id)) - shardid.id_time(%s))
+	FROM t WHERE tag = 'standby2 promoted'}, max_of(@p2)));
+note("case 2: the first ID after the promotion is ${gap}s past the burst's last");
 disjoint('case 2 (burst, clocks equal, max_clock_skew 0)', \@p2, \@s2);
 is(common(\@old, \@s2), 0, 'case 2: none of them is one of the primary\'s IDs');
 
