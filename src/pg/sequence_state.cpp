@@ -41,6 +41,9 @@
  * before its first next_id() on a new timeline, logs the page there
  * without the move (docs/guarantees.md says so).
  *
+ * _failover_pending(seq) reports, for shardid.generators, a generator
+ * that will make that move.
+ *
  * _raise_generator(seq, state) follows setval(): RowExclusiveLock, the same
  * buffer lock, the new state WAL-logged with no headroom. It compares and
  * writes under the buffer lock, so it never lowers a state that next_id()
@@ -71,6 +74,7 @@ extern "C" {
 #include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(shardid_raise_generator);
+PG_FUNCTION_INFO_V1(shardid_failover_pending);
 }
 
 /*
@@ -334,6 +338,42 @@ write_generator_state(Relation rel, Buffer buf, HeapTupleData *tuple, int64 stat
 	seq->is_called = true;
 	seq->log_cnt = logged - state;
 	END_CRIT_SECTION();
+}
+
+/*
+ * _failover_pending(seq regclass) — true when the generator's page was last
+ * WAL-logged before this server's timeline began: its next next_id() (or
+ * raise) makes the failover move. The same switch point next_id() compares
+ * with; the page is only read. NULL in recovery (the switch point is not
+ * known before the promotion), for a sequence gone or not permanent.
+ */
+extern "C" Datum
+shardid_failover_pending(PG_FUNCTION_ARGS)
+{
+	Oid relid = PG_GETARG_OID(0);
+
+	if (RecoveryInProgress())
+		PG_RETURN_NULL();
+
+	Relation rel = try_relation_open(relid, AccessShareLock);
+
+	if (rel == NULL)
+		PG_RETURN_NULL();
+	if (rel->rd_rel->relkind != RELKIND_SEQUENCE ||
+		rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+	{
+		relation_close(rel, AccessShareLock);
+		PG_RETURN_NULL();
+	}
+
+	Buffer buf = ReadBuffer(rel, 0);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	XLogRecPtr page_lsn = BufferGetLSNAtomic(buf);
+
+	UnlockReleaseBuffer(buf);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_BOOL(page_lsn < timeline_begin());
 }
 
 /*

@@ -198,11 +198,26 @@ disjoint('case 2 (burst, clocks equal, max_clock_skew 0)', \@p2, \@s2);
 is(common(\@old, \@s2), 0, 'case 2: none of them is one of the primary\'s IDs');
 
 # Case 1: standby1 starts 30 s behind and is promoted; a crash right after.
+# shardid.generators shows the move to come (failover_pending: NULL in
+# recovery, true from the promotion to the first ID, false after), and
+# docs/monitoring.md's failover alert lists the generator before and after.
+my $alert = q{
+	SELECT sequence, failover_pending, lead > interval '60 s'
+	  FROM shardid.generators
+	 WHERE failover_pending OR lead > current_setting('shardid.max_drift', true)::interval};
 start_faked($standby1);
+is($standby1->safe_psql('postgres', 'SELECT sequence, failover_pending IS NULL FROM shardid.generators'),
+	's|t', 'case 1: failover_pending is NULL on a standby');
 promote($standby1);
 $standby1->stop('immediate');
 start_faked($standby1);
+is($standby1->safe_psql('postgres', 'SELECT sequence, failover_pending FROM shardid.generators'),
+	's|t', 'case 1: promoted, before its first ID: failover_pending is true');
+is($standby1->safe_psql('postgres', $alert), 's|t|f', 'case 1: the alert lists the generator, its move to come');
 my @s1 = issue($standby1, 'standby1 promoted', 20000);
+is($standby1->safe_psql('postgres', 'SELECT sequence, failover_pending FROM shardid.generators'),
+	's|f', 'case 1: after its first ID: failover_pending is false');
+is($standby1->safe_psql('postgres', $alert), 's|f|t', 'case 1: the alert lists the generator, moved over 60 s ahead');
 disjoint('case 1 (standby stopped, clock 30 s behind, crash after promotion)', \@p1, \@s1);
 is(common(\@old, \@s1), 0, 'case 1: none of them is one of the primary\'s IDs');
 my $lead = $standby1->safe_psql('postgres', q{
