@@ -18,7 +18,10 @@
 #  3. a second promotion in a row: a standby of case 2's promoted server,
 #     its clock 30 s behind, promoted in turn;
 #  4. a point-in-time restore to a restore point before the primary's last
-#     IDs, its clock 30 s behind.
+#     IDs, its clock 30 s behind;
+#  5. no new timeline: rows copied to a server 30 s behind without their
+#     generator, which sync_generators() or a move's cut-over raise
+#     (_move_raise_generators()) before the target issues IDs.
 #
 # On a generator without the failover move, case 1 finds thousands of
 # common IDs.
@@ -275,4 +278,60 @@ my @s4 = issue($pitr, 'restored', 20000);
 disjoint('case 4 (point-in-time restore, clock 30 s behind)', \@old, \@s4);
 
 $_->stop for ($standby1, $standby3, $pitr);
+
+# Case 5, moves and upgrades (no new timeline): rows that arrive without
+# their generator, on a server whose clock is 30 s behind the source's.
+# The source (the machine's clock) issues 20,000 IDs on two generators;
+# the target gets the rows by COPY, then raises one generator with
+# sync_generators() (after a logical-replication upgrade or a data
+# restore) and the other with the raise of a move's cut-over,
+# _move_raise_generators() with the state the frozen source reports (its
+# last_value). A generator left as it was would issue IDs 30 s below the
+# source's. A full move (router, two nodes, logical replication:
+# move_online.pl) makes this same call in its cut-over (_move_cutover()).
+my $source = PostgreSQL::Test::Cluster->new('source');
+$source->init;
+$source->start;
+my $target = PostgreSQL::Test::Cluster->new('target');
+$target->init;
+set_offset($target, '-30');
+start_faked($target);
+for my $node ($source, $target)
+{
+	$node->safe_psql('postgres', q{
+CREATE EXTENSION shardid;
+SELECT shardid.configure('2011-08-24 21:07:01.721+00', 13, 4);
+CREATE SEQUENCE s;
+CREATE TABLE t (id bigint DEFAULT shardid.next_id(3, 's') PRIMARY KEY, tag text NOT NULL);
+CREATE SEQUENCE m;
+CREATE TABLE u (id bigint DEFAULT shardid.next_id(4, 'm') PRIMARY KEY, tag text NOT NULL);
+});
+}
+my @src_t = issue($source, 'source', 20000);
+my @src_u = split /\n/, $source->safe_psql('postgres',
+	"INSERT INTO u (tag) SELECT 'source' FROM generate_series(1, 20000) RETURNING id");
+for my $table (qw(t u))
+{
+	my ($copy) = $source->safe_psql('postgres', "COPY $table TO STDOUT");
+	$target->safe_psql('postgres', "COPY $table FROM STDIN;\n$copy\n\\.\n");
+}
+is($target->safe_psql('postgres', 'SELECT (SELECT count(*) FROM t) + (SELECT count(*) FROM u)'), 40000,
+	'case 5: the target holds the source\'s 40,000 rows');
+my $frozen = $source->safe_psql('postgres', 'SELECT last_value FROM m');
+is($target->safe_psql('postgres',
+		"SELECT shardid_internal._move_raise_generators('public', jsonb_build_object('m', $frozen))"),
+	1, "case 5: the move's raise sets the generator of u to the source's state");
+is($target->safe_psql('postgres',
+		"SELECT string_agg(generator || ' ' || action, ', ') FROM shardid.sync_generators()"),
+	's raised', 'case 5: sync_generators() raises the generator of t (u\'s is above its rows already)');
+my $behind = $target->safe_psql('postgres', q{
+	SELECT extract(epoch FROM clock_timestamp() - shardid.id_time(max(id))) FROM t});
+cmp_ok($behind, '<', -25, "case 5: the target's clock is behind the source's last ID (${behind}s)");
+my @tgt_t = issue($target, 'target', 20000);
+disjoint('case 5 (sync_generators(), clock 30 s behind the source)', \@src_t, \@tgt_t);
+my @tgt_u = split /\n/, $target->safe_psql('postgres',
+	"INSERT INTO u (tag) SELECT 'target' FROM generate_series(1, 20000) RETURNING id");
+disjoint("case 5 (a move's raise, clock 30 s behind the source)", \@src_u, \@tgt_u);
+
+$_->stop for ($source, $target);
 done_testing();
