@@ -30,8 +30,9 @@ CREATE TABLE mixed_a (id bigint DEFAULT shardid.next_id(1, 'mixed_gen'));
 CREATE TABLE mixed_b (id bigint DEFAULT shardid.next_id(2, 'mixed_gen'));
 CREATE SEQUENCE not_a_generator;
 
--- Every generator, none with a state yet.
-SELECT schema, sequence, shard, tables, last_time, lead, ids_in_ms, ids_per_ms
+-- Every generator, none with a state yet, none with a failover move to
+-- make (timeline 1; test/tap/failover.pl shows one after a promotion).
+SELECT schema, sequence, shard, tables, last_time, lead, failover_pending, ids_in_ms, ids_per_ms
   FROM shardid.generators ORDER BY schema, sequence;
 
 -- A burst of 20,000 IDs in one statement: 1,250 milliseconds' worth at 16

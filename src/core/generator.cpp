@@ -58,6 +58,28 @@ decode_state(const Layout &layout, std::int64_t state, std::int64_t *unix_ms,
 }
 
 std::int64_t
+failover_state(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms,
+			   std::int64_t max_drift_ms, std::int64_t max_clock_skew_ms) noexcept
+{
+	const std::int64_t limit = max_state(layout);
+	const std::int64_t max_offset = layout.max_offset_ms();
+	const std::int64_t drift = std::clamp<std::int64_t>(max_drift_ms, 0, max_offset);
+	const std::int64_t skew = std::clamp<std::int64_t>(max_clock_skew_ms, 0, max_offset);
+	const std::int64_t now_offset =
+		std::clamp<std::int64_t>(now_unix_ms - layout.epoch_ms, 0, max_offset);
+	const std::int64_t prev = std::clamp<std::int64_t>(state, 0, limit);
+
+	// Offsets saturate one past the layout's last millisecond: such a state
+	// is capped at max_state, where the next step reports exhaustion.
+	const std::int64_t clock_offset = std::min(now_offset + skew + drift + 1, max_offset + 1);
+	const std::int64_t from_clock =
+		clock_offset > max_offset ? limit : clock_offset << layout.seq_bits;
+	const std::int64_t from_state =
+		state_ahead(layout, prev, std::min(skew + drift + 1, max_offset));
+	return std::max(from_clock, from_state);
+}
+
+std::int64_t
 state_ahead(const Layout &layout, std::int64_t state, std::int64_t ahead_ms) noexcept
 {
 	const std::int64_t limit = max_state(layout);

@@ -23,6 +23,18 @@
 // keep their own (or lose it, and start again from the lead they see)
 // never take the lead past max(its value when the clock stepped back,
 // max_drift_ms).
+//
+// A failover (a promoted standby, a point-in-time restore: a new timeline)
+// moves a generator once, before its first step there, past every state the
+// old timeline could have reached (failover_state). The old primary issued
+// its last ID before this server's clock read now (it was fenced before the
+// promotion), its clock was within max_clock_skew_ms of this one, and its
+// states stayed within max_drift_ms of its clock: so none is past
+// now + max_clock_skew_ms + max_drift_ms. A state that was further ahead
+// (its clock had stepped back, or an earlier failover moved it) advanced
+// at most as fast as its clock: the replayed state plus
+// max_clock_skew_ms + max_drift_ms covers that long after the last state
+// this server replayed.
 #pragma once
 
 #include <cstdint>
@@ -71,6 +83,15 @@ bool decode_state(const Layout &layout, std::int64_t state, std::int64_t *unix_m
 Step next_step(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms,
 			   std::int64_t shard, std::int64_t max_drift_ms,
 			   std::int64_t *lead_ceiling_ms) noexcept;
+
+// The state a generator moves to on a new timeline when `state` was last
+// logged on an older one: the first state of the millisecond
+// now + max_clock_skew_ms + max_drift_ms + 1, or state moved that many
+// milliseconds ahead if that is later; capped at
+// max_state (the next step then reports exhaustion). Negative settings
+// count as 0; a clock before the epoch counts as the epoch.
+std::int64_t failover_state(const Layout &layout, std::int64_t state, std::int64_t now_unix_ms,
+							std::int64_t max_drift_ms, std::int64_t max_clock_skew_ms) noexcept;
 
 // A state to make durable before issuing `state`: ahead_ms milliseconds
 // further, capped at max_state so it always fits.

@@ -29,6 +29,7 @@ PG_FUNCTION_INFO_V1(shardid_commit_allowed);
 }
 
 int shardid_max_drift_ms = 2000;
+int shardid_max_clock_skew_ms = 60 * 1000;
 
 /* Defines the GUCs and reserves the shardid.* prefix. */
 void
@@ -38,6 +39,13 @@ _PG_init(void)
 		"shardid.max_drift", "How far ahead of the clock a burst may carry a generator's time.",
 		"Past it, next_id() waits, holding no lock, until the clock catches up.",
 		&shardid_max_drift_ms, 2000, 0, 3600 * 1000, PGC_SUSET, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable(
+		"shardid.max_clock_skew", "How far the clocks of a primary and its standbys may differ.",
+		"After a promotion or a restore (a new timeline), next_id() moves each generator "
+		"this far, plus shardid.max_drift, ahead of the clock, past every ID the old "
+		"timeline could have issued.",
+		&shardid_max_clock_skew_ms, 60 * 1000, 0, 24 * 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, NULL,
+		NULL, NULL);
 	MarkGUCPrefixReserved("shardid");
 }
 

@@ -16,6 +16,9 @@
  *  - Before issuing C', the page is WAL-logged holding a state kLogAheadMs
  *    ahead whenever C' passes what was logged, the sequence was never
  *    called, or the page has not been logged since the last checkpoint.
+ *  - A page last logged before this server's timeline began (a promotion,
+ *    a restore) moves its state past the old timeline's reach first
+ *    (failover_move(), sequence_state.cpp), and is logged.
  *
  * The first ID of a backend marks the layout in use (layout_freeze.cpp)
  * once every check has passed, and starts over with the layout reread.
@@ -182,7 +185,8 @@ issue_id(Oid relid, int32 shard, const shardid::Layout &layout, bool marked, int
 	{
 		Buffer buf;
 		HeapTupleData tuple;
-		Form_pg_sequence_data seq = lock_sequence_tuple(rel, &buf, &tuple);
+		XLogRecPtr page_lsn;
+		Form_pg_sequence_data seq = lock_sequence_tuple(rel, &buf, &tuple, &page_lsn);
 		int64 state = seq->last_value;
 
 		/*
@@ -192,6 +196,15 @@ issue_id(Oid relid, int32 shard, const shardid::Layout &layout, bool marked, int
 		 * raise the generator's lead ceiling past the cap.
 		 */
 		int64 now_ms = now_unix_ms();
+
+		/* one comparison on one timeline; a new timeline moves the state once */
+		int64 moved_from = -1;
+
+		if (unlikely(page_lsn < timeline_begin_cached) && page_lsn < timeline_begin())
+		{
+			moved_from = seq->is_called ? state : 0;
+			state = failover_move(layout, moved_from, now_ms);
+		}
 		shardid::Step step =
 			shardid::next_step(layout, state, now_ms, shard, shardid_max_drift_ms, ceiling);
 
@@ -218,7 +231,7 @@ issue_id(Oid relid, int32 shard, const shardid::Layout &layout, bool marked, int
 		}
 
 		int64 logged = seq->is_called ? state + seq->log_cnt : 0;
-		bool logit = !seq->is_called || step.state > logged ||
+		bool logit = !seq->is_called || step.state > logged || moved_from >= 0 ||
 					 PageGetLSN(BufferGetPage(buf)) <= GetRedoRecPtr();
 
 		if (logit)
@@ -226,6 +239,8 @@ issue_id(Oid relid, int32 shard, const shardid::Layout &layout, bool marked, int
 		write_generator_state(rel, buf, &tuple, step.state, logged, logit);
 
 		UnlockReleaseBuffer(buf);
+		if (unlikely(moved_from >= 0))
+			report_failover_move(rel, layout, moved_from, state, now_ms);
 		relation_close(rel, NoLock);
 		*id = step.id;
 		return true;

@@ -28,6 +28,22 @@
  * until pg_subscription_rel changes); before 19 the catalog lists only
  * tables, and the lookup finds nothing.
  *
+ * A promotion or a restore starts a new timeline at a switch point: a
+ * generator whose page LSN is below it was last logged on an earlier
+ * timeline, which may have issued more IDs than this server replayed.
+ * Before its first step here (next_id() or _raise_generator()), the state
+ * moves past what that timeline could have reached (failover_move()) and
+ * the page is WAL-logged on this timeline, so the move happens once: a
+ * crash before that commit finds the page below the switch point again and
+ * moves it again, from a later clock; a later promotion has a later switch
+ * point and moves it again. The switch point is read from the timeline
+ * history once per backend. Plain nextval() or setval() on a generator,
+ * before its first next_id() on a new timeline, logs the page there
+ * without the move (docs/guarantees.md says so).
+ *
+ * _failover_pending(seq) reports, for shardid.generators, a generator
+ * that will make that move.
+ *
  * _raise_generator(seq, state) follows setval(): RowExclusiveLock, the same
  * buffer lock, the new state WAL-logged with no headroom. It compares and
  * writes under the buffer lock, so it never lowers a state that next_id()
@@ -40,7 +56,9 @@
 extern "C" {
 #include "access/htup_details.h"
 #include "access/relation.h"
+#include "access/timeline.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "catalog/pg_sequence.h"
 #include "catalog/pg_subscription.h"
@@ -56,6 +74,7 @@ extern "C" {
 #include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(shardid_raise_generator);
+PG_FUNCTION_INFO_V1(shardid_failover_pending);
 }
 
 /*
@@ -196,12 +215,15 @@ open_generator_sequence(Oid relid, ResourceOwner owner)
 }
 
 Form_pg_sequence_data
-lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple)
+lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple, XLogRecPtr *page_lsn)
 {
 	*buf = ReadBuffer(rel, 0);
 	LockBuffer(*buf, BUFFER_LOCK_EXCLUSIVE);
 
 	Page page = BufferGetPage(*buf);
+
+	/* before the hint below, which may log the page (data checksums) */
+	*page_lsn = PageGetLSN(page);
 	auto *sm = reinterpret_cast<sequence_magic *>(PageGetSpecialPointer(page));
 
 	if (sm->magic != SEQ_MAGIC)
@@ -222,6 +244,55 @@ lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple)
 		MarkBufferDirtyHint(*buf, true);
 	}
 	return (Form_pg_sequence_data) GETSTRUCT(tuple);
+}
+
+XLogRecPtr timeline_begin_cached = PG_UINT64_MAX;
+
+XLogRecPtr
+timeline_begin(void)
+{
+	if (timeline_begin_cached != PG_UINT64_MAX)
+		return timeline_begin_cached;
+
+	/*
+	 * The history file's newest entry is this timeline, from its switch
+	 * point on (0 on timeline 1, which has no file). A server out of
+	 * recovery stays on its timeline until it stops, so one read serves
+	 * the backend.
+	 */
+	List *history = readTimeLineHistory(GetWALInsertionTimeLine());
+	XLogRecPtr begin = ((TimeLineHistoryEntry *) linitial(history))->begin;
+
+	list_free_deep(history);
+	timeline_begin_cached = begin;
+	return begin;
+}
+
+int64
+failover_move(const shardid::Layout &layout, int64 state, int64 now_unix_ms)
+{
+	return shardid::failover_state(layout, state, now_unix_ms, shardid_max_drift_ms,
+								   shardid_max_clock_skew_ms);
+}
+
+void
+report_failover_move(Relation rel, const shardid::Layout &layout, int64 from, int64 to,
+					 int64 now_unix_ms)
+{
+	int64 to_ms = 0;
+	int64 counter = 0;
+
+	(void) shardid::decode_state(layout, to, &to_ms, &counter);
+	XLogRecPtr begin = timeline_begin();
+
+	ereport(LOG, (errmsg("shardid: generator \"%s\" moved past the previous timeline's IDs, "
+						 "from state %lld to %lld, %lld ms ahead of the clock",
+						 RelationGetRelationName(rel), (long long) from, (long long) to,
+						 (long long) (to_ms - now_unix_ms)),
+				  errdetail("Timeline %u begins at %X/%X; the generator was last logged before it. "
+							"shardid.max_clock_skew = %d ms, shardid.max_drift = %d ms.",
+							GetWALInsertionTimeLine(), (uint32) (begin >> 32), (uint32) begin,
+							shardid_max_clock_skew_ms, shardid_max_drift_ms)));
 }
 
 /*
@@ -270,6 +341,42 @@ write_generator_state(Relation rel, Buffer buf, HeapTupleData *tuple, int64 stat
 }
 
 /*
+ * _failover_pending(seq regclass) — true when the generator's page was last
+ * WAL-logged before this server's timeline began: its next next_id() (or
+ * raise) makes the failover move. The same switch point next_id() compares
+ * with; the page is only read. NULL in recovery (the switch point is not
+ * known before the promotion), for a sequence gone or not permanent.
+ */
+extern "C" Datum
+shardid_failover_pending(PG_FUNCTION_ARGS)
+{
+	Oid relid = PG_GETARG_OID(0);
+
+	if (RecoveryInProgress())
+		PG_RETURN_NULL();
+
+	Relation rel = try_relation_open(relid, AccessShareLock);
+
+	if (rel == NULL)
+		PG_RETURN_NULL();
+	if (rel->rd_rel->relkind != RELKIND_SEQUENCE ||
+		rel->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+	{
+		relation_close(rel, AccessShareLock);
+		PG_RETURN_NULL();
+	}
+
+	Buffer buf = ReadBuffer(rel, 0);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	XLogRecPtr page_lsn = BufferGetLSNAtomic(buf);
+
+	UnlockReleaseBuffer(buf);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_BOOL(page_lsn < timeline_begin());
+}
+
+/*
  * _raise_generator(seq regclass, state bigint) — sets a generator's state to
  * at least state, never lower; true if it changed. Raising needs UPDATE on
  * the sequence (as setval()); comparing needs SELECT, USAGE or UPDATE, which
@@ -299,7 +406,19 @@ shardid_raise_generator(PG_FUNCTION_ARGS)
 
 	Buffer buf;
 	HeapTupleData tuple;
-	Form_pg_sequence_data seq = lock_sequence_tuple(rel, &buf, &tuple);
+	XLogRecPtr page_lsn;
+	Form_pg_sequence_data seq = lock_sequence_tuple(rel, &buf, &tuple, &page_lsn);
+
+	/*
+	 * A state last logged on an earlier timeline makes its failover move
+	 * first, as next_id() would: the raise logs the page on this timeline,
+	 * after which next_id() would not move it.
+	 */
+	int64 from = seq->is_called ? seq->last_value : 0;
+	int64 now_ms = timestamptz_to_unix_ms(GetCurrentTimestamp());
+	int64 moved = page_lsn < timeline_begin() ? failover_move(layout, from, now_ms) : -1;
+
+	target = Max(target, moved);
 	bool raise = !seq->is_called || seq->last_value < target;
 
 	if (raise && pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) != ACLCHECK_OK)
@@ -313,6 +432,8 @@ shardid_raise_generator(PG_FUNCTION_ARGS)
 	if (raise)
 		write_generator_state(rel, buf, &tuple, target, target, true);
 	UnlockReleaseBuffer(buf);
+	if (moved >= 0)
+		report_failover_move(rel, layout, from, moved, now_ms);
 	relation_close(rel, NoLock);
 	PG_RETURN_BOOL(raise);
 }

@@ -9,6 +9,7 @@
 
 extern "C" {
 #include "access/htup.h"
+#include "access/xlogdefs.h"
 #include "commands/sequence.h"
 #include "storage/bufmgr.h"
 #include "utils/relcache.h"
@@ -38,8 +39,36 @@ void check_generator_sequence(Relation rel, GeneratorUse use, int64 largest_stat
  */
 Relation open_generator_sequence(Oid relid, ResourceOwner owner);
 
-/* Block 0 of a sequence, pinned and exclusively locked, and its tuple. */
-Form_pg_sequence_data lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple);
+/*
+ * Block 0 of a sequence, pinned and exclusively locked, and its tuple;
+ * *page_lsn is the page's LSN as found (before any hint this call writes).
+ */
+Form_pg_sequence_data lock_sequence_tuple(Relation rel, Buffer *buf, HeapTupleData *tuple,
+										  XLogRecPtr *page_lsn);
+
+/*
+ * Where this server's timeline begins, cached per backend; PG_UINT64_MAX
+ * until timeline_begin() has read it. A generator whose page LSN is below
+ * it was last logged on an earlier timeline (before a promotion or a
+ * restore): compare with timeline_begin_cached first, one comparison on
+ * the hot path, and call timeline_begin() only when it says "below".
+ */
+extern XLogRecPtr timeline_begin_cached;
+
+/* Reads and caches where this server's timeline begins; not in recovery. */
+XLogRecPtr timeline_begin(void);
+
+/*
+ * The state a generator last logged on an earlier timeline moves to before
+ * its first step on this one (shardid::failover_state with the settings),
+ * reported in the server log once the caller has released the buffer
+ * (report_failover_move()).
+ */
+int64 failover_move(const shardid::Layout &layout, int64 state, int64 now_unix_ms);
+
+/* Logs a generator's move on a new timeline (LOG, to the server log). */
+void report_failover_move(Relation rel, const shardid::Layout &layout, int64 from, int64 to,
+						  int64 now_unix_ms);
 
 /*
  * Writes state into the sequence's locked page: with log, the page is first

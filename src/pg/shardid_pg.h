@@ -25,6 +25,9 @@ constexpr int64 kPgEpochUnixMs = INT64CONST(946684800000);
 /* shardid.max_drift, in milliseconds. */
 extern int shardid_max_drift_ms;
 
+/* shardid.max_clock_skew, in milliseconds. */
+extern int shardid_max_clock_skew_ms;
+
 /* timestamptz -> Unix milliseconds (floor), erroring on infinities. */
 static inline int64
 timestamptz_to_unix_ms(TimestampTz ts)

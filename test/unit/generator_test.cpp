@@ -1,6 +1,7 @@
 // generator_test.cpp — unit tests of the generator step next_step with a
 // fake clock: bursts, a clock stepping back, the drift cap and the lead
-// ceiling beyond it, the layout's edges, and state_ahead.
+// ceiling beyond it, the layout's edges, state_ahead, and the move of a
+// generator on a new timeline (failover_state).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -447,6 +448,76 @@ TEST(StateAhead, AddsMillisecondsAndSaturates)
 	EXPECT_EQ(shardid::state_ahead(kLayout, max, 32), max);
 	// a huge step cannot overflow
 	EXPECT_EQ(shardid::state_ahead(kLayout, state_at(kNow, 0), std::int64_t{1} << 40), max);
+}
+
+constexpr std::int64_t kSkew = 60 * 1000;
+
+// A generator whose state followed the clock is moved to the millisecond
+// now + skew + drift + 1, counter 0: past every state an old primary whose
+// clock was at most kSkew ahead could have issued within kDrift of it.
+TEST(FailoverState, ClockTermWhenTheStateFollowedTheClock)
+{
+	const std::int64_t state = state_at(kNow - 30 * 1000, 17);
+	const std::int64_t moved = shardid::failover_state(kLayout, state, kNow, kDrift, kSkew);
+	EXPECT_EQ(moved, state_at(kNow + kSkew + kDrift + 1, 0));
+	// the last state the old primary could reach, 60 s ahead and a full burst
+	EXPECT_GT(moved, state_at(kNow + kSkew + kDrift, 1023));
+}
+
+// A state ahead of every clock term (the old primary's clock had stepped
+// back, or an earlier failover moved it) moves skew + drift + 1 ms past
+// it, counter kept.
+TEST(FailoverState, StateTermWhenTheStateRanAhead)
+{
+	const std::int64_t state = state_at(kNow + kHour, 300);
+	EXPECT_EQ(shardid::failover_state(kLayout, state, kNow, kDrift, kSkew),
+			  state_at(kNow + kHour + kSkew + kDrift + 1, 300));
+}
+
+// The next step after the move issues right above it, without waiting,
+// and the lead it leaves does not grow.
+TEST(FailoverState, NextStepIssuesAboveTheMove)
+{
+	FakeGenerator g;
+	g.state = state_at(kNow - 30 * 1000, 0);
+	g.state = shardid::failover_state(g.layout, g.state, g.now, g.drift, kSkew);
+	const std::int64_t moved = g.state;
+	for (int i = 0; i < 1023; i++)
+		ASSERT_EQ(g.step().kind, Step::Kind::issue);
+	EXPECT_EQ(g.state, moved + 1023);
+	EXPECT_EQ(g.lead(), kSkew + kDrift + 1);
+	// the next millisecond would raise the lead: wait for the clock
+	EXPECT_EQ(g.step().kind, Step::Kind::wait);
+	g.now += 1;
+	EXPECT_EQ(g.step().kind, Step::Kind::issue);
+}
+
+// A never-called sequence (state 0) and negative settings.
+TEST(FailoverState, ZeroStateAndNegativeSettings)
+{
+	EXPECT_EQ(shardid::failover_state(kLayout, 0, kNow, 0, 0), state_at(kNow + 1, 0));
+	EXPECT_EQ(shardid::failover_state(kLayout, -5, kNow, -1, -1), state_at(kNow + 1, 0));
+	EXPECT_EQ(shardid::failover_state(kLayout, 0, kNow, 0, kSkew), state_at(kNow + kSkew + 1, 0));
+	// a clock before the epoch counts as the epoch
+	EXPECT_EQ(shardid::failover_state(kLayout, 0, kEpoch - kHour, 0, 0), 1 << 10);
+}
+
+// Near the layout's end the move saturates at max_state: the next step
+// reports exhaustion, never a wrapped state.
+TEST(FailoverState, SaturatesAtTheLayoutsEnd)
+{
+	const std::int64_t max = shardid::max_state(kLayout);
+	EXPECT_EQ(shardid::failover_state(kLayout, 0, kLast - 10, kDrift, kSkew), max);
+	EXPECT_EQ(shardid::failover_state(kLayout, max - 5, kNow, kDrift, kSkew), max);
+	EXPECT_EQ(shardid::failover_state(kLayout, max, kNow, kDrift, kSkew), max);
+	EXPECT_EQ(shardid::failover_state(kLayout, 0, kNow, std::int64_t{1} << 62, kSkew), max);
+	std::int64_t ceiling = 0;
+	EXPECT_EQ(shardid::next_step(kLayout, max, kNow, 5, kDrift, &ceiling).kind,
+			  Step::Kind::exhausted);
+	// a layout with every bit for time but one shard bit: no overflow either
+	const Layout wide{kEpoch, 1, 0};
+	EXPECT_EQ(shardid::failover_state(wide, 0, kNow, wide.max_offset_ms(), wide.max_offset_ms()),
+			  shardid::max_state(wide));
 }
 
 TEST(StateToId, MatchesCompose)

@@ -87,3 +87,10 @@ DROP FUNCTION shardid.place_shards(text, integer, integer);
 -- apply_ddl()'s ledger (part 38)
 \ir ../tables/ddl_changes.sql
 \ir ../tables/ddl_applied.sql
+
+-- shardid.generators gained failover_pending (issue 37) after lead, from
+-- _generator_states()'s new column: the view and the function it reads
+-- change their columns, which CREATE OR REPLACE cannot do. The rest of
+-- this script re-creates both, with their privileges and comments.
+DROP VIEW shardid.generators;
+DROP FUNCTION shardid_internal._generator_states();
