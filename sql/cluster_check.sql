@@ -234,7 +234,9 @@ SELECT kind, shard, node, detail, run_on, fix FROM shardid.check_cluster();
 SELECT * FROM dblink(:'base' || 'regress_cc_c', 'CREATE TABLE public.tags (id bigint PRIMARY KEY)') AS t(s text);
 SELECT fix FROM fixes \gexec
 SELECT kind, shard, node FROM shardid.check_cluster();
-SELECT * FROM dblink(:'base' || 'regress_cc_b', 'ALTER TABLE public.likes DROP COLUMN n') AS t(s text);
+-- (b's copies now have n too: the copy_differs fixes gave them the
+-- template's column; the template and its copies drop it together)
+SELECT * FROM dblink(:'base' || 'regress_cc_b', 'CALL shardid.apply_ddl(''public.likes'', ''ALTER TABLE %s DROP COLUMN n'')') AS t(s text);
 SELECT * FROM shardid.check_cluster();
 
 -- A role that may only create in node a's database names a publication
@@ -278,6 +280,19 @@ SELECT fix FROM fixes WHERE kind = 'unsafe_name' AND node IS NULL \gexec
 RESET client_min_messages;
 SELECT * FROM shardid.check_cluster();
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_cc_app';
+
+-- A shard's copy altered by hand (issue 36): copy_differs names each
+-- difference from its node's template; its fix, run on the node, aligns
+-- what a statement can; a column the template lacks (its data) is left to
+-- the user, the fix then only advice.
+SELECT * FROM dblink(:'base' || 'regress_cc_a',
+    'ALTER TABLE shard_0002.posts ALTER COLUMN body DROP NOT NULL, ADD COLUMN rogue int, ADD CONSTRAINT own_check CHECK (id > 0);
+     ALTER TABLE shard_0002.posts OWNER TO regress_cc_app') AS t(s text);
+SELECT kind, shard, node, detail, run_on, fix FROM shardid.check_cluster() WHERE kind = 'copy_differs';
+SELECT fix FROM fixes WHERE kind = 'copy_differs' \gexec
+SELECT kind, shard, node, detail, run_on, fix FROM shardid.check_cluster() WHERE kind = 'copy_differs';
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'ALTER TABLE shard_0002.posts DROP COLUMN rogue') AS t(s text);
+SELECT count(*) AS copies_differing FROM shardid.check_cluster() WHERE kind = 'copy_differs';
 
 -- A move in progress that no session and no background job drives (the
 -- router restarted, its session terminated) is move_stalled, with the

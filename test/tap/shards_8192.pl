@@ -22,7 +22,9 @@
 # another session by its application_name ("shardid create_shards_proc
 # 2048/8192"), as a DBA would. Reading every shard: one statement and one
 # transaction fail, the batched forms of docs/shards.md (checked to be
-# printed there as tested) succeed. Notes the wall time of each step.
+# printed there as tested) succeed. A copy altered by hand among the
+# 24576 is found by check_cluster()'s comparison of every copy with its
+# template. Notes the wall time of each step.
 use strict;
 use warnings;
 
@@ -425,6 +427,15 @@ run_ok($do_loop);
 is(sql(q{SELECT count(*) || ' ' || sum(photos) FROM photo_counts}), '8192 86',
 	'a DO block committing every 64 shards: shards, photos');
 step('reading every shard: in batches');
+
+# A copy altered by hand among 8192 x 3 (issue 36): the node's side of
+# check_cluster() (_copy_drift(), one pass over the catalogs) finds it.
+is(sql('SELECT shardid_internal._copy_drift()'), '[]', 'every copy is as its template');
+step('comparing 24576 copies with their templates');
+sql('ALTER TABLE shard_4711.photos ADD COLUMN rogue integer');
+is(sql(q{SELECT string_agg((d->>'shard') || ' ' || (d->>'table') || ' ' || (d->'differences')::text, '; ') FROM jsonb_array_elements(shardid_internal._copy_drift()) AS d}),
+	q{4711 shard_4711.photos ["column rogue is not the template's"]}, 'the one copy altered by hand is found, with what differs');
+step('comparing them again, one altered');
 note(sprintf('total: %.1f s', time - $started));
 
 done_testing();

@@ -1,6 +1,7 @@
 -- Node, for check_cluster() on the router: in one value, what the router
 -- compares between nodes: the layout, the registered shards, the
--- templates' definitions, the retired copies, and what a move leaves
+-- templates' definitions, the shards' copies that differ from their
+-- templates (_copy_drift()), the retired copies, and what a move leaves
 -- behind when it is interrupted (its publication, subscription, slot and,
 -- on 15, role, all named shardid_move_<shard>_<move id>; shardid's freeze
 -- triggers, known by their function), and unfinished apply_ddl() changes
@@ -22,6 +23,7 @@ BEGIN
                               FROM shardid.shard_registry AS r), '[]'),
         'templates', COALESCE((SELECT jsonb_object_agg(t.table_name, shardid_internal._template_definition(t.table_name))
                                  FROM shardid.sharded_tables AS t), '{}'),
+        'drift', shardid_internal._copy_drift(),
         'retired', COALESCE((SELECT jsonb_agg(pg_catalog.to_jsonb(x)) FROM shardid_internal._retired_here() AS x), '[]'),
         'frozen', COALESCE((SELECT jsonb_agg(DISTINCT n.nspname)
                               FROM pg_trigger AS t
@@ -51,4 +53,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._node_facts() FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._node_facts() IS
-    'Node, for check_cluster(): the layout, registered shards, template definitions, retired copies, leftovers of moves and unfinished apply_ddl() changes here, as one jsonb value.';
+    'Node, for check_cluster(): the layout, registered shards, template definitions, copies that differ from their templates, retired copies, leftovers of moves and unfinished apply_ddl() changes here, as one jsonb value.';

@@ -41,7 +41,13 @@
 --     fix) or rolled back (abort_move(), named in the detail);
 --   proxy_out_of_step: the PL/Proxy cluster 'shardid' (when PL/Proxy is
 --     installed) differs from partition_connstrs();
---   ddl_unfinished: an apply_ddl() change not finished, here or on a node.
+--   ddl_unfinished: an apply_ddl() change not finished, here or on a node
+--     (the fix finishes it; the detail names abandon_ddl(), which leaves
+--     it as far as it got);
+--   copy_differs: a shard's copy of a sharded table that differs from
+--     its node's template (columns, their order, types, NOT NULL,
+--     defaults, constraints, the template's indexes, owner;
+--     _copy_drift()), with the statements that align it.
 -- Shards being moved (rows of shard_moves) are live on both of their nodes
 -- by design and are not reported but by move_stalled.
 CREATE OR REPLACE FUNCTION shardid.check_cluster()
@@ -323,15 +329,34 @@ BEGIN
     END IF;
     RETURN QUERY
     SELECT 'ddl_unfinished', NULL::integer, f.key,
-           pg_catalog.format('apply_ddl() of %s on %s is unfinished on node "%s"', c->>'command', c->>'template', f.key),
+           pg_catalog.format('apply_ddl() of %s on %s is unfinished on node "%s"; to leave it as far as it got instead: SELECT * FROM shardid.abandon_ddl(%L);',
+                             c->>'command', c->>'template', f.key, c->>'template'),
            f.key,
            pg_catalog.format('CALL shardid.apply_ddl(%L, %L);', c->>'template', c->>'command')
       FROM jsonb_each(facts) AS f, jsonb_array_elements(f.value->'ddl_unfinished') AS c
      ORDER BY f.key COLLATE "C";
+
+    -- Shards' copies that differ from their templates (_copy_drift(): what
+    -- differs, and the statements that align them, run on the node; text
+    -- with a control character is shown escaped and gets no fix).
+    RETURN QUERY
+    SELECT 'copy_differs', (d->>'shard')::integer, f.key,
+           pg_catalog.format('%s on node "%s" differs from its template: %s', d->>'table', f.key,
+                             CASE WHEN x.unsafe THEN (d->'differences')::text
+                                  ELSE (SELECT pg_catalog.string_agg(s, '; ') FROM jsonb_array_elements_text(d->'differences') AS s) END),
+           CASE WHEN x.unsafe OR d->>'fix' IS NULL THEN NULL ELSE f.key END,
+           CASE WHEN x.unsafe THEN '-- a name here has a control character: shardid builds no command with it; look at the copy on the node'
+                WHEN d->>'fix' IS NULL THEN '-- the copy has what its template lacks (see the detail): drop it there, or give the template it with apply_ddl()'
+                ELSE d->>'fix' END
+      FROM jsonb_each(facts) AS f, jsonb_array_elements(COALESCE(f.value->'drift', '[]')) AS d,
+           LATERAL (SELECT shardid_internal._unsafe_text((d->'differences')::text || (d->>'fix') || (d->>'table'))
+                        OR EXISTS (SELECT FROM jsonb_array_elements_text(d->'differences') AS s WHERE shardid_internal._unsafe_text(s))
+                        AS unsafe) AS x
+     ORDER BY f.key COLLATE "C", (d->>'shard')::integer, d->>'table';
 END
 $$;
 
 REVOKE ALL ON FUNCTION shardid.check_cluster() FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.check_cluster() IS
-    'Router: one row per problem of the cluster (kind, shard, node, detail, run_on: the node to run the fix on, NULL for the router or advice; fix: the command that fixes it), none when healthy: unreachable or unreadable nodes, names with control characters, layouts, shards live twice or nowhere, placements, templates, leftovers of moves, moves nothing drives, the PL/Proxy cluster, unfinished apply_ddl(). No fix holds a name read on a node that has a control character.';
+    'Router: one row per problem of the cluster (kind, shard, node, detail, run_on: the node to run the fix on, NULL for the router or advice; fix: the command that fixes it), none when healthy: unreachable or unreadable nodes, names with control characters, layouts, shards live twice or nowhere, placements, templates, leftovers of moves, moves nothing drives, the PL/Proxy cluster, unfinished apply_ddl(), shard copies that differ from their template. No fix holds a name read on a node that has a control character.';

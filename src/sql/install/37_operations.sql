@@ -6,6 +6,7 @@
 -- (_check_node()). All of it is for administrators (EXECUTE revoked from
 -- PUBLIC): it reads shardid.nodes and connects to the nodes.
 \ir ../functions/_template_definition.sql
+\ir ../functions/_copy_drift.sql
 \ir ../functions/_retired_copy_check.sql
 \ir ../functions/_retired_here.sql
 \ir ../functions/_node_facts.sql

@@ -1,0 +1,149 @@
+-- Node, for check_cluster(): every registered shard's copy of a sharded
+-- table that differs from its template here, in one pass over the
+-- catalogs (8192 shards: one aggregate per catalog, not a query per
+-- copy). Compared: the columns (order, type, NOT NULL, default; the id
+-- column's default names the shard's own generator and is left out), the
+-- constraints and the template's indexes by name and definition, and the
+-- owner. Indexes a copy has beyond its template are the shard's own (a
+-- DBA's index on one shard, which moves keep) and are not a difference.
+-- Definitions are compared with the copy's schema written as the
+-- template's. One element per differing copy: shard, schema, table, the
+-- differences as sentences, and the statements that bring the copy in
+-- line with its template (fix; NULL when there are none: a column the
+-- template lacks holds data, and dropping it is a choice, not a repair,
+-- nor is the columns' order, which a move's copy takes from the
+-- template).
+CREATE OR REPLACE FUNCTION shardid_internal._copy_drift() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path = pg_catalog, pg_temp
+AS $$
+WITH tmpl AS (
+    SELECT t.table_name, t.template_schema, t.id_column, c.oid, c.relowner
+      FROM shardid.sharded_tables AS t
+      JOIN pg_namespace AS n ON n.nspname = t.template_schema
+      JOIN pg_class AS c ON c.relnamespace = n.oid AND c.relname = t.template_name
+), copy AS (
+    SELECT s.shard, s.schema_name, t.table_name, t.template_schema, t.id_column, t.oid AS tmpl_oid, t.relowner AS tmpl_owner,
+           c.oid, c.relowner,
+           format('%I.%I', s.schema_name, t.table_name) AS qname
+      FROM shardid.shard_registry AS s
+      CROSS JOIN tmpl AS t
+      JOIN pg_namespace AS n ON n.nspname = s.schema_name
+      JOIN pg_class AS c ON c.relnamespace = n.oid AND c.relname = t.table_name AND c.relkind IN ('r', 'p')
+), rels AS (
+    SELECT x.oid, x.schema_name AS nsp, x.template_schema, x.id_column FROM copy AS x
+    UNION ALL
+    SELECT t.oid, t.template_schema, t.template_schema, t.id_column FROM tmpl AS t
+), cols AS (
+    SELECT r.oid,
+           jsonb_agg(a.attname ORDER BY a.attnum) AS names,
+           jsonb_object_agg(a.attname, jsonb_build_object(
+               'type', format_type(a.atttypid, a.atttypmod),
+               'not null', a.attnotnull,
+               'default', CASE WHEN a.attname = r.id_column THEN NULL
+                               ELSE replace(pg_get_expr(d.adbin, d.adrelid), quote_ident(r.nsp) || '.', quote_ident(r.template_schema) || '.') END)) AS defs
+      FROM rels AS r
+      JOIN pg_attribute AS a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped
+      LEFT JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     GROUP BY r.oid
+), cons AS (
+    SELECT r.oid, jsonb_object_agg(k.conname, replace(pg_get_constraintdef(k.oid), quote_ident(r.nsp) || '.', quote_ident(r.template_schema) || '.')) AS defs
+      FROM rels AS r JOIN pg_constraint AS k ON k.conrelid = r.oid
+     GROUP BY r.oid
+), idx AS (
+    SELECT r.oid, jsonb_object_agg(i.relname, replace(pg_get_indexdef(x.indexrelid), quote_ident(r.nsp) || '.', quote_ident(r.template_schema) || '.')) AS defs
+      FROM rels AS r JOIN pg_index AS x ON x.indrelid = r.oid JOIN pg_class AS i ON i.oid = x.indexrelid
+     GROUP BY r.oid
+), diff AS (
+    -- columns, by name (a: the template's, b: the copy's)
+    SELECT x.shard, x.qname, 1 AS ord, COALESCE(d.akey, d.bkey) AS what,
+           CASE WHEN d.bkey IS NULL THEN format('column %I is missing', d.akey)
+                WHEN d.akey IS NULL THEN format('column %I is not the template''s', d.bkey)
+                ELSE format('column %I: %s', d.akey,
+                            concat_ws(', ',
+                                CASE WHEN d.aval->'type' <> d.bval->'type' THEN format('type %s, the template''s %s', d.bval->>'type', d.aval->>'type') END,
+                                CASE WHEN d.aval->'not null' <> d.bval->'not null'
+                                     THEN CASE WHEN (d.aval->>'not null')::boolean THEN 'nullable, the template''s NOT NULL'
+                                               ELSE 'NOT NULL, the template''s nullable' END END,
+                                CASE WHEN d.aval->'default' IS DISTINCT FROM d.bval->'default'
+                                     THEN format('default %s, the template''s %s', COALESCE(d.bval->>'default', 'none'), COALESCE(d.aval->>'default', 'none')) END)) END AS sentence,
+           CASE WHEN d.bkey IS NULL
+                THEN format('ALTER TABLE %s ADD COLUMN %I %s%s%s;', x.qname, d.akey, d.aval->>'type',
+                            CASE WHEN d.aval->>'default' IS NOT NULL THEN ' DEFAULT ' || (d.aval->>'default') ELSE '' END,
+                            CASE WHEN (d.aval->>'not null')::boolean THEN ' NOT NULL' ELSE '' END)
+                -- a column the template lacks holds data: dropping it is a choice
+                WHEN d.akey IS NULL THEN NULL
+                ELSE concat_ws(' ',
+                        CASE WHEN d.aval->'type' <> d.bval->'type' THEN format('ALTER TABLE %s ALTER COLUMN %I TYPE %s;', x.qname, d.akey, d.aval->>'type') END,
+                        CASE WHEN d.aval->'not null' <> d.bval->'not null'
+                             THEN format('ALTER TABLE %s ALTER COLUMN %I %s NOT NULL;', x.qname, d.akey,
+                                         CASE WHEN (d.aval->>'not null')::boolean THEN 'SET' ELSE 'DROP' END) END,
+                        CASE WHEN d.aval->'default' IS DISTINCT FROM d.bval->'default'
+                             THEN CASE WHEN d.aval->>'default' IS NULL THEN format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT;', x.qname, d.akey)
+                                       ELSE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s;', x.qname, d.akey, d.aval->>'default') END END) END AS fix
+      FROM copy AS x
+      JOIN cols AS tc ON tc.oid = x.tmpl_oid
+      JOIN cols AS cc ON cc.oid = x.oid
+      CROSS JOIN LATERAL (SELECT a.key, a.value, b.key, b.value
+                            FROM jsonb_each(tc.defs) AS a FULL JOIN jsonb_each(cc.defs) AS b ON b.key = a.key
+                           WHERE a.value IS DISTINCT FROM b.value) AS d(akey, aval, bkey, bval)
+    UNION ALL
+    -- the column order, when the same columns differ only in it
+    SELECT x.shard, x.qname, 2, 'order', format('columns in the order %s, the template''s %s',
+                                                 (SELECT string_agg(quote_ident(v), ', ') FROM jsonb_array_elements_text(cc.names) AS v),
+                                                 (SELECT string_agg(quote_ident(v), ', ') FROM jsonb_array_elements_text(tc.names) AS v)),
+           NULL
+      FROM copy AS x JOIN cols AS tc ON tc.oid = x.tmpl_oid JOIN cols AS cc ON cc.oid = x.oid
+     WHERE tc.names <> cc.names AND tc.defs ?& ARRAY(SELECT jsonb_object_keys(cc.defs)) AND cc.defs ?& ARRAY(SELECT jsonb_object_keys(tc.defs))
+    UNION ALL
+    -- constraints, by name
+    SELECT x.shard, x.qname, 3, COALESCE(d.akey, d.bkey),
+           CASE WHEN d.bkey IS NULL THEN format('constraint %I is missing', d.akey)
+                WHEN d.akey IS NULL THEN format('constraint %I is not the template''s', d.bkey)
+                ELSE format('constraint %I is %s, the template''s %s', d.akey, d.bval, d.aval) END,
+           concat_ws(' ',
+               CASE WHEN d.bkey IS NOT NULL THEN format('ALTER TABLE %s DROP CONSTRAINT %I;', x.qname, d.bkey) END,
+               CASE WHEN d.akey IS NOT NULL
+                    THEN format('ALTER TABLE %s ADD CONSTRAINT %I %s;', x.qname, d.akey,
+                                replace(d.aval, quote_ident(x.template_schema) || '.', quote_ident(x.schema_name) || '.')) END)
+      FROM copy AS x
+      LEFT JOIN cons AS tk ON tk.oid = x.tmpl_oid
+      LEFT JOIN cons AS ck ON ck.oid = x.oid
+      CROSS JOIN LATERAL (SELECT a.key, a.value #>> '{}', b.key, b.value #>> '{}'
+                            FROM jsonb_each(COALESCE(tk.defs, '{}')) AS a FULL JOIN jsonb_each(COALESCE(ck.defs, '{}')) AS b ON b.key = a.key
+                           WHERE a.value IS DISTINCT FROM b.value) AS d(akey, aval, bkey, bval)
+    UNION ALL
+    -- the template's indexes (not the copy's own), by name
+    SELECT x.shard, x.qname, 4, d.akey,
+           CASE WHEN d.bval IS NULL THEN format('index %I is missing', d.akey)
+                ELSE format('index %I is %s, the template''s %s', d.akey, d.bval, d.aval) END,
+           concat_ws(' ',
+               CASE WHEN d.bval IS NOT NULL THEN format('DROP INDEX %I.%I;', x.schema_name, d.akey) END,
+               replace(d.aval, quote_ident(x.template_schema) || '.', quote_ident(x.schema_name) || '.') || ';')
+      FROM copy AS x
+      JOIN idx AS ti ON ti.oid = x.tmpl_oid
+      LEFT JOIN idx AS ci ON ci.oid = x.oid
+      CROSS JOIN LATERAL (SELECT a.key, a.value #>> '{}', ci.defs->>a.key
+                            FROM jsonb_each(ti.defs) AS a
+                           WHERE (ci.defs->a.key) IS DISTINCT FROM a.value) AS d(akey, aval, bval)
+     -- an index that belongs to a constraint is the constraint's
+     WHERE NOT EXISTS (SELECT FROM pg_constraint AS k JOIN pg_class AS i ON i.oid = k.conindid
+                        WHERE k.conrelid = x.tmpl_oid AND i.relname = d.akey)
+    UNION ALL
+    -- the owner
+    SELECT x.shard, x.qname, 5, 'owner',
+           format('owner %I, the template''s %I', pg_get_userbyid(x.relowner), pg_get_userbyid(x.tmpl_owner)),
+           format('ALTER TABLE %s OWNER TO %I;', x.qname, pg_get_userbyid(x.tmpl_owner))
+      FROM copy AS x WHERE x.relowner <> x.tmpl_owner
+)
+SELECT COALESCE(jsonb_agg(jsonb_build_object('shard', g.shard, 'table', g.qname, 'differences', g.sentences, 'fix', g.fix)
+                          ORDER BY g.shard, g.qname), '[]')
+  FROM (SELECT d.shard, d.qname, jsonb_agg(d.sentence ORDER BY d.ord, d.what) AS sentences,
+               string_agg(d.fix, ' ' ORDER BY d.ord, d.what) AS fix
+          FROM diff AS d GROUP BY d.shard, d.qname) AS g
+$$;
+
+REVOKE ALL ON FUNCTION shardid_internal._copy_drift() FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid_internal._copy_drift() IS
+    'Node, for check_cluster(): every shard''s copy of a sharded table that differs from its template here (columns, their order, types, NOT NULL, defaults but the id column''s, constraints, the template''s indexes, owner), with the differences as sentences and the statements that align it; one pass over the catalogs.';
