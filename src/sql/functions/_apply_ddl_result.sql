@@ -2,9 +2,10 @@
 -- on conn (_apply_ddl_busy: a cancel of this session cancels it on its
 -- server too) for change_id's target, in the ledger of the server at the
 -- other end of conn. Its error is raised (node named), except on a
--- retried target when the error says the change is there already (42P07,
--- 42710, 42701 duplicate; 42704 undefined, for a DROP): the interrupted
--- run had finished before the ledger recorded it. Before the error is
+-- retried target when the error says the change is there already (42704
+-- undefined, for a DROP; 42P07 duplicate, for a CREATE INDEX whose name
+-- is taken by an index that is the template's, _apply_ddl_same_indexes):
+-- the interrupted run had finished before the ledger recorded it. Before the error is
 -- raised, that ledger hears of it over conn (_apply_ddl_failed): a change
 -- no target has is closed there, not kept, and the invalid index the
 -- statement left is dropped.
@@ -31,9 +32,15 @@ BEGIN
     IF st IS NULL THEN
         RETURN;
     END IF;
-    IF retry AND st IN ('42P07', '42710', '42701', '42704') THEN
-        RAISE NOTICE 'apply_ddl: % (the interrupted run had made the change)', msg;
-        RETURN;
+    -- a retried target that has the change already: the interrupted run
+    -- made it; an index of that name must be the template's
+    IF retry AND st IN ('42P07', '42704') THEN
+        IF st = '42704' OR COALESCE(shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_same_indexes(%s, %L)', change_id, target),
+                                                           node)::boolean, false) THEN
+            RAISE NOTICE 'apply_ddl: % (the interrupted run had made the change)', msg;
+            RETURN;
+        END IF;
+        det := concat_ws(' ', NULLIF(det, ''), format('An index of that name is on %s, but it is not the template''s: drop or rename it there, then CALL apply_ddl() again.', target));
     END IF;
     IF st NOT IN ('08000', '08003', '08006') THEN
         cleanup := shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_failed(%s, %L)', change_id, target), node)::text[];

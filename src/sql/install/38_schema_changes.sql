@@ -40,6 +40,7 @@
 \ir ../functions/_apply_ddl_send.sql
 \ir ../functions/_apply_ddl_busy.sql
 \ir ../functions/_apply_ddl_failed.sql
+\ir ../functions/_apply_ddl_same_indexes.sql
 \ir ../functions/_apply_ddl_result.sql
 \ir ../functions/_apply_ddl_on_nodes.sql
 \ir ../functions/_apply_ddl_origin.sql
