@@ -59,10 +59,11 @@ shardid_run_as_owner(PG_FUNCTION_ARGS)
 						errmsg("permission denied to run a statement as role \"%s\"",
 							   GetUserNameFromId(role, false))));
 	if (replica && !superuser())
-		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						errmsg("permission denied to run a statement with session_replication_role = "
-							   "replica"),
-						errdetail("Only a superuser may turn triggers off.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to run a statement with session_replication_role = "
+						"replica"),
+				 errdetail("Only a superuser may turn triggers off.")));
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
 	/* settings first, while still the caller: session_replication_role is SUSET */
