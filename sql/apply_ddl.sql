@@ -184,7 +184,7 @@ CREATE INDEX photos_cap_idx ON shard_0001.photos (user_id);
 \set VERBOSITY terse
 CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_cap_idx ON %s (caption)');
 \set VERBOSITY default
-SELECT running FROM shardid.ddl_progress WHERE command LIKE '%photos_cap_idx%';
+SELECT running, interrupted FROM shardid.ddl_progress WHERE command LIKE '%photos_cap_idx%';
 CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_cap_idx ON %s (caption)');
 DROP INDEX shard_0001.photos_cap_idx;
 CREATE INDEX photos_cap_idx ON shard_0001.photos (caption);

@@ -54,6 +54,8 @@ BEGIN
         END IF;
     END IF;
     PERFORM shardid_internal._node(conn, 'SET client_connection_check_interval = ''1s''', node);
+    -- how shardid.ddl_progress there tells a running change from an interrupted one
+    PERFORM shardid_internal._node(conn, 'SET application_name = ''shardid_apply_ddl''', node);
 END
 $$;
 

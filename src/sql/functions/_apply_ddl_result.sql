@@ -51,7 +51,8 @@ BEGIN
             PERFORM shardid_internal._node(conn, sql, node);
         END LOOP;
     END IF;
-    PERFORM shardid_internal._raise(st, msg, det, hnt);
+    PERFORM shardid_internal._raise(st, format('%s (on %s)', msg, CASE WHEN target = 'template' THEN 'the template' ELSE target END),
+                                    det, hnt);
 END
 $$;
 

@@ -31,6 +31,7 @@
 \ir ../functions/_apply_ddl_open.sql
 \ir ../functions/_apply_ddl_skip.sql
 \ir ../functions/_apply_ddl_targets.sql
+\ir ../functions/_apply_ddl_raise.sql
 \ir ../functions/_apply_ddl_batch.sql
 \ir ../functions/_apply_ddl_claim.sql
 \ir ../functions/_apply_ddl_done.sql
