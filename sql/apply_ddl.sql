@@ -161,6 +161,13 @@ ALTER TABLE shard_0000.photos DROP COLUMN extra;
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s RENAME COLUMN tags TO labels');
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN mood text NOT NULL DEFAULT ''ok''', 2);
 SELECT count(*) - :changes_before AS changes_kept FROM shardid.ddl_changes;
+-- CONCURRENTLY too: the template's index is there, valid, and the same
+-- command finished: nothing is run.
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_user_id_idx ON %s (user_id)');
+CALL shardid.apply_ddl('public.photos', 'CREATE INDEX CONCURRENTLY photos_user_id_idx ON %s (user_id)');
+CALL shardid.apply_ddl('public.photos', 'DROP INDEX CONCURRENTLY %s_user_id_idx');
+CALL shardid.apply_ddl('public.photos', 'DROP INDEX CONCURRENTLY %s_user_id_idx');
+SELECT count(*) AS user_id_indexes FROM pg_class WHERE relname = 'photos_user_id_idx';
 -- The same object made by another command is no re-run: an error.
 CALL shardid.apply_ddl('public.photos', 'ALTER TABLE %s ADD COLUMN other int');
 \set VERBOSITY sqlstate

@@ -84,6 +84,8 @@ INSERT INTO public_execute VALUES
     ('shardid_internal._apply_ddl_grants()', 'called by apply_ddl(); reads the caller''s privileges'),
     ('shardid_internal._apply_ddl_here(text,text,integer,text,text)', 'the node loop of apply_ddl(); its functions check the caller'),
     ('shardid_internal._apply_ddl_raise(shardid.ddl_changes,integer,text,text,text,text,text)', 'called by apply_ddl(): raises the caller''s error'),
+    ('shardid_internal._apply_ddl_rerun(shardid.ddl_changes)', 'called by apply_ddl(): reads the ledger and the template'),
+    ('shardid_internal._apply_ddl_same_indexes(bigint,text)', 'called by apply_ddl() over its connection: reads the catalogs'),
     ('shardid_internal._apply_ddl_record(shardid.ddl_changes,integer,integer,integer)', 'called by apply_ddl(); writes the ledger with the caller''s grants'),
     ('shardid_internal._apply_ddl_skip(text,text,text)', 'called by apply_ddl(): a NOTICE'),
     ('shardid_internal._apply_ddl_owners(name,name,integer)', 'called by apply_ddl(); reads the copies'' owners'),

@@ -119,9 +119,11 @@ check_alter_table(const AlterTableStmt *stmt)
 }
 
 /*
- * _ddl_command(command, schema, table) → (kind, concurrently): command is
- * one statement about schema.table; concurrently says it cannot run in a
- * transaction block. 42601 for a syntax error, 22023 or 0A000 otherwise.
+ * _ddl_command(command, schema, table) → (kind, concurrently, index_name):
+ * command is one statement about schema.table; concurrently says it
+ * cannot run in a transaction block; index_name is the index a CREATE
+ * INDEX makes or a DROP INDEX of one index drops (NULL otherwise). 42601
+ * for a syntax error, 22023 or 0A000 otherwise.
  */
 extern "C" Datum
 shardid_ddl_command(PG_FUNCTION_ARGS)
@@ -131,9 +133,10 @@ shardid_ddl_command(PG_FUNCTION_ARGS)
 	const char *table = NameStr(*PG_GETARG_NAME(2));
 	List *stmts = raw_parser(command, RAW_PARSE_DEFAULT);
 	TupleDesc desc;
-	Datum values[2];
-	bool nulls[2] = {false, false};
+	Datum values[3];
+	bool nulls[3] = {false, false, true};
 	bool concurrently = false;
+	const char *index_name = NULL;
 	Node *stmt;
 
 	if (list_length(stmts) != 1)
@@ -173,6 +176,7 @@ shardid_ddl_command(PG_FUNCTION_ARGS)
 							 "interruption finds it there rather than building a second one."),
 						 errhint("For example: CREATE INDEX photos_user_id_idx ON %%s (user_id)")));
 			concurrently = i->concurrent;
+			index_name = i->idxname;
 			break;
 		}
 		case T_DropStmt:
@@ -197,6 +201,9 @@ shardid_ddl_command(PG_FUNCTION_ARGS)
 							 "Write the index name after %%s, e.g. DROP INDEX %%s_user_id_idx.")));
 			}
 			concurrently = d->concurrent;
+			/* the one index a DROP INDEX of one index names */
+			if (list_length(d->objects) == 1)
+				index_name = strVal(llast((List *) linitial(d->objects)));
 			break;
 		}
 		case T_RenameStmt:
@@ -237,5 +244,10 @@ shardid_ddl_command(PG_FUNCTION_ARGS)
 	desc = BlessTupleDesc(desc);
 	values[0] = CStringGetTextDatum(GetCommandTagName(CreateCommandTag(stmt)));
 	values[1] = BoolGetDatum(concurrently);
+	if (index_name != NULL)
+	{
+		values[2] = CStringGetTextDatum(index_name);
+		nulls[2] = false;
+	}
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }

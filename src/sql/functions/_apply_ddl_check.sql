@@ -4,7 +4,8 @@
 -- error is reported with the statement (the parser's position would point
 -- into this function's query).
 CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_check(command text, schema_name name, table_name name,
-                                                    OUT statement text, OUT kind text, OUT concurrent boolean)
+                                                    OUT statement text, OUT kind text, OUT concurrent boolean,
+                                                    OUT index_name text)
     LANGUAGE plpgsql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -13,7 +14,7 @@ DECLARE
 BEGIN
     BEGIN
         statement := shardid_internal._ddl_template(command, schema_name, table_name);
-        SELECT c.kind, c.concurrent INTO kind, concurrent
+        SELECT c.kind, c.concurrent, c.index_name INTO kind, concurrent, index_name
             FROM shardid_internal._ddl_command(statement, schema_name, table_name) AS c;
     EXCEPTION WHEN syntax_error THEN
         IF statement IS NULL THEN
@@ -27,4 +28,4 @@ END
 $$;
 
 COMMENT ON FUNCTION shardid_internal._apply_ddl_check(text, name, name) IS
-    'apply_ddl(): the statement for schema.table made from the command and checked by the parser, with its kind and whether it cannot run in a transaction block.';
+    'apply_ddl(): the statement for schema.table made from the command and checked by the parser, with its kind, whether it cannot run in a transaction block, and the index it makes or drops.';

@@ -11,7 +11,7 @@ DECLARE
     s record;
 BEGIN
     SELECT * INTO s FROM shardid_internal._apply_ddl_start(template, command, false, origin) AS x;
-    IF shardid_internal._apply_ddl_skip(template, command, s.state) THEN
+    IF shardid_internal._apply_ddl_skip(template, command, s.state) OR shardid_internal._apply_ddl_rerun(s.change) THEN
         RETURN NULL;
     END IF;
     RETURN (shardid_internal._apply_ddl_record(s.change, s.todo, s.total, NULL)).change_id;

@@ -28,6 +28,7 @@
 \ir ../functions/_apply_ddl_grants.sql
 \ir ../functions/_apply_ddl_start.sql
 \ir ../functions/_apply_ddl_record.sql
+\ir ../functions/_apply_ddl_rerun.sql
 \ir ../functions/_apply_ddl_open.sql
 \ir ../functions/_apply_ddl_skip.sql
 \ir ../functions/_apply_ddl_targets.sql

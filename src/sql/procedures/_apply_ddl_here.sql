@@ -29,6 +29,9 @@ BEGIN
     END IF;
     change := s.change;
     IF change.concurrent THEN
+        IF shardid_internal._apply_ddl_rerun(change) THEN
+            RETURN;
+        END IF;
         change := shardid_internal._apply_ddl_record(change, s.todo, s.total, batch_size);
         COMMIT;
         CALL shardid_internal._apply_ddl_concurrently(change, s.todo, batch_size, loopback, done);

@@ -136,6 +136,16 @@ class DjangoRecipe(unittest.TestCase):
         self.assertEqual((sql(columns)[0][0], sql(indexes)[0][0]), (0, 0))
         print("recipe apply_ddl: migrations 0006 and 0007 forward and back over the template and 4 shards")
 
+        # run again (migrate --fake back, then migrate): apply_ddl() knows its
+        # finished changes, runs nothing twice and leaves nothing unfinished
+        migrate("0007")
+        call_command("migrate", "photos", "0005", fake=True, verbosity=0)
+        migrate("0007")
+        self.assertEqual((sql(columns)[0][0], sql(indexes)[0][0]), (5, 5))
+        self.assertEqual(sql("SELECT count(*) FROM shardid.ddl_changes WHERE finished_at IS NULL")[0][0], 0)
+        migrate("0005")
+        print("recipe apply_ddl: 0006 and 0007 run a second time after migrate --fake: nothing twice, nothing unfinished")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
