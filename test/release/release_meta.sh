@@ -5,7 +5,8 @@
 # one a release zip holds (not built, not ignored; release_zip.sh installs
 # the zip), its PostgreSQL prerequisite is debian/pgversions'
 # oldest major, debian/changelog packages the same upstream version, and
-# CHANGELOG.md has a section for it; and the supported PostgreSQL majors
+# CHANGELOG.md has a section for it; the client packages carry the same
+# version; and the supported PostgreSQL majors
 # are stated once: src/pg/compat.h's range and tested majors agree with
 # debian/pgversions, META.json, the README's versions table and the majors
 # test/matrix runs by default.
@@ -86,5 +87,13 @@ done
 sed -n '/^## Supported PostgreSQL versions/,/^## /p' README.md | grep -q "^| $((lo - 1)) and older | not supported" ||
 	fail "README's versions table does not say '$((lo - 1)) and older | not supported'"
 echo "ok - PostgreSQL $lo to $hi, tested on $tested: compat.h, debian/pgversions, META.json, README and test/matrix agree"
+
+# The client packages (Python, JavaScript) carry the extension's version.
+for f in clients/python/pyproject.toml clients/python/shardid_ids.py clients/python/shardid_router.py \
+	clients/js/package.json clients/js/recipes/package.json; do
+	v=$(sed -n 's/^\(version = \|__version__ = \|  "version": \)"\([^"]*\)".*/\2/p' "$f" | head -n 1)
+	[ "$v" = "$ctl.0" ] || fail "$f says version ${v:-none}, the extension $ctl.0"
+done
+echo "ok - the client packages are at $ctl.0"
 
 echo "release_meta: all checks passed"

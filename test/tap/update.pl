@@ -33,6 +33,8 @@ my %released_sha256 = (
 	'src/sql/released/shardid--0.1.sql' => '4c229c925e4af8b9dcac944cb78b5fb9f4167bf3cc4aebe4e5da9cf103218c87',
 	'src/sql/released/shardid--0.2.sql' => '84cb95f69dd7a8927fa2b8b86d86df61f44c40385a7f374e8a1302c72ee4bd26',
 	'src/sql/released/shardid--0.1--0.2.sql' => 'f6da0be6ce415c436a29c01d5c44bae3b7e3b2744a3b4ed356a7fec88f9d2300',
+	'src/sql/released/shardid--0.3.sql' => '02d94d8bb85839bbf95e44e58fd27c02f536df5f8ad04e0d89dc9fbb8a46d091',
+	'src/sql/released/shardid--0.2--0.3.sql' => 'ef01193a7887f9d403274b46439ac786eea0cb393512cafbc691ef5eef36dce7',
 );
 for my $f (sort keys %released_sha256)
 {
