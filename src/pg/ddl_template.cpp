@@ -127,12 +127,11 @@ check_placement(const char *statement, const char *command, const int *plain, in
 extern "C" Datum
 shardid_ddl_template(PG_FUNCTION_ARGS)
 {
-	text *command_t = PG_GETARG_TEXT_PP(0);
+	char *command_z = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	const char *schema = NameStr(*PG_GETARG_NAME(1));
 	const char *table = NameStr(*PG_GETARG_NAME(2));
-	const char *command = VARDATA_ANY(command_t);
-	const size_t len = VARSIZE_ANY_EXHDR(command_t);
-	char *command_z = text_to_cstring(command_t);
+	const char *command = command_z;
+	const size_t len = strlen(command_z);
 	shardid::DdlPiece *pieces = (shardid::DdlPiece *) palloc(sizeof(shardid::DdlPiece) * (len + 1));
 	int *plain = (int *) palloc(sizeof(int) * (len + 1));
 	int *suffixed = (int *) palloc(sizeof(int) * (len + 1));
