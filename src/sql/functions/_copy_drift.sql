@@ -1,7 +1,8 @@
 -- Node, for check_cluster(): every registered shard's copy of a sharded
--- table that differs from its template here, in one pass over the
--- catalogs (8192 shards: one aggregate per catalog, not a query per
--- copy). Compared: the columns (order, type, NOT NULL, default; the id
+-- table that differs from its template here, in one statement: each
+-- relation's definition read by index, the copies compared with their
+-- template's, the differences spelled out for those that differ only.
+-- Compared: the columns (order, type, NOT NULL, default; the id
 -- column's default names the shard's own generator and is left out), the
 -- constraints and the template's indexes by name and definition, and the
 -- owner. Indexes a copy has beyond its template are the shard's own (a
@@ -22,38 +23,50 @@ WITH tmpl AS (
       FROM shardid.sharded_tables AS t
       JOIN pg_namespace AS n ON n.nspname = t.template_schema
       JOIN pg_class AS c ON c.relnamespace = n.oid AND c.relname = t.template_name
-), copy AS (
+), rels AS (
+    -- every copy and every template, each with the schema its definitions
+    -- name (written as the template's)
     SELECT s.shard, s.schema_name, t.table_name, t.template_schema, t.id_column, t.oid AS tmpl_oid, t.relowner AS tmpl_owner,
-           c.oid, c.relowner,
-           format('%I.%I', s.schema_name, t.table_name) AS qname
+           c.oid, c.relowner, format('%I.%I', s.schema_name, t.table_name) AS qname
       FROM shardid.shard_registry AS s
       CROSS JOIN tmpl AS t
       JOIN pg_namespace AS n ON n.nspname = s.schema_name
       JOIN pg_class AS c ON c.relnamespace = n.oid AND c.relname = t.table_name AND c.relkind IN ('r', 'p')
-), rels AS (
-    SELECT x.oid, x.schema_name AS nsp, x.template_schema, x.id_column FROM copy AS x
     UNION ALL
-    SELECT t.oid, t.template_schema, t.template_schema, t.id_column FROM tmpl AS t
-), cols AS (
-    SELECT r.oid,
-           jsonb_agg(a.attname ORDER BY a.attnum) AS names,
-           jsonb_object_agg(a.attname, jsonb_build_object(
-               'type', format_type(a.atttypid, a.atttypmod),
-               'not null', a.attnotnull,
-               'default', CASE WHEN a.attname = r.id_column THEN NULL
-                               ELSE replace(pg_get_expr(d.adbin, d.adrelid), quote_ident(r.nsp) || '.', quote_ident(r.template_schema) || '.') END)) AS defs
+    SELECT NULL, t.template_schema, t.table_name, t.template_schema, t.id_column, t.oid, t.relowner, t.oid, t.relowner, NULL
+      FROM tmpl AS t
+), sig AS (
+    -- each relation's definition, read by index (a lookup per relation,
+    -- no join of one catalog aggregate with another)
+    SELECT r.*,
+           (SELECT jsonb_build_object(
+                       'names', jsonb_agg(a.attname ORDER BY a.attnum),
+                       'defs', jsonb_object_agg(a.attname, jsonb_build_object(
+                           'type', format_type(a.atttypid, a.atttypmod),
+                           'not null', a.attnotnull,
+                           'default', CASE WHEN a.attname = r.id_column THEN NULL
+                                           ELSE replace(pg_get_expr(d.adbin, d.adrelid), quote_ident(r.schema_name) || '.',
+                                                        quote_ident(r.template_schema) || '.') END)))
+              FROM pg_attribute AS a
+              LEFT JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+             WHERE a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped) AS cols,
+           (SELECT COALESCE(jsonb_object_agg(k.conname, replace(pg_get_constraintdef(k.oid), quote_ident(r.schema_name) || '.',
+                                                                 quote_ident(r.template_schema) || '.')), '{}')
+              FROM pg_constraint AS k WHERE k.conrelid = r.oid) AS cons,
+           (SELECT COALESCE(jsonb_object_agg(i.relname, replace(pg_get_indexdef(x.indexrelid), quote_ident(r.schema_name) || '.',
+                                                                quote_ident(r.template_schema) || '.')), '{}')
+              FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid WHERE x.indrelid = r.oid) AS idx
       FROM rels AS r
-      JOIN pg_attribute AS a ON a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped
-      LEFT JOIN pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-     GROUP BY r.oid
-), cons AS (
-    SELECT r.oid, jsonb_object_agg(k.conname, replace(pg_get_constraintdef(k.oid), quote_ident(r.nsp) || '.', quote_ident(r.template_schema) || '.')) AS defs
-      FROM rels AS r JOIN pg_constraint AS k ON k.conrelid = r.oid
-     GROUP BY r.oid
-), idx AS (
-    SELECT r.oid, jsonb_object_agg(i.relname, replace(pg_get_indexdef(x.indexrelid), quote_ident(r.nsp) || '.', quote_ident(r.template_schema) || '.')) AS defs
-      FROM rels AS r JOIN pg_index AS x ON x.indrelid = r.oid JOIN pg_class AS i ON i.oid = x.indexrelid
-     GROUP BY r.oid
+), copy AS (
+    -- the copies that differ, each beside its template's definition
+    SELECT c.shard, c.schema_name, c.table_name, c.template_schema, c.qname, c.relowner, c.tmpl_owner, c.tmpl_oid,
+           c.cols AS ccols, c.cons AS ccons, c.idx AS cidx, t.cols AS tcols, t.cons AS tcons, t.idx AS tidx
+      FROM sig AS c
+      -- the templates' definitions apart: a few rows to join every copy with
+      JOIN (SELECT * FROM sig WHERE sig.shard IS NULL OFFSET 0) AS t ON t.table_name = c.table_name
+     WHERE c.shard IS NOT NULL
+       AND (c.cols IS DISTINCT FROM t.cols OR c.cons IS DISTINCT FROM t.cons OR c.relowner <> c.tmpl_owner
+            OR NOT c.idx @> t.idx)
 ), diff AS (
     -- columns, by name (a: the template's, b: the copy's)
     SELECT x.shard, x.qname, 1 AS ord, COALESCE(d.akey, d.bkey) AS what,
@@ -82,19 +95,19 @@ WITH tmpl AS (
                              THEN CASE WHEN d.aval->>'default' IS NULL THEN format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT;', x.qname, d.akey)
                                        ELSE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s;', x.qname, d.akey, d.aval->>'default') END END) END AS fix
       FROM copy AS x
-      JOIN cols AS tc ON tc.oid = x.tmpl_oid
-      JOIN cols AS cc ON cc.oid = x.oid
       CROSS JOIN LATERAL (SELECT a.key, a.value, b.key, b.value
-                            FROM jsonb_each(tc.defs) AS a FULL JOIN jsonb_each(cc.defs) AS b ON b.key = a.key
+                            FROM jsonb_each(x.tcols->'defs') AS a FULL JOIN jsonb_each(x.ccols->'defs') AS b ON b.key = a.key
                            WHERE a.value IS DISTINCT FROM b.value) AS d(akey, aval, bkey, bval)
     UNION ALL
     -- the column order, when the same columns differ only in it
     SELECT x.shard, x.qname, 2, 'order', format('columns in the order %s, the template''s %s',
-                                                 (SELECT string_agg(quote_ident(v), ', ') FROM jsonb_array_elements_text(cc.names) AS v),
-                                                 (SELECT string_agg(quote_ident(v), ', ') FROM jsonb_array_elements_text(tc.names) AS v)),
+                                                 (SELECT string_agg(quote_ident(v), ', ') FROM jsonb_array_elements_text(x.ccols->'names') AS v),
+                                                 (SELECT string_agg(quote_ident(v), ', ') FROM jsonb_array_elements_text(x.tcols->'names') AS v)),
            NULL
-      FROM copy AS x JOIN cols AS tc ON tc.oid = x.tmpl_oid JOIN cols AS cc ON cc.oid = x.oid
-     WHERE tc.names <> cc.names AND tc.defs ?& ARRAY(SELECT jsonb_object_keys(cc.defs)) AND cc.defs ?& ARRAY(SELECT jsonb_object_keys(tc.defs))
+      FROM copy AS x
+     WHERE x.tcols->'names' <> x.ccols->'names'
+       AND (x.tcols->'defs') ?& ARRAY(SELECT jsonb_object_keys(x.ccols->'defs'))
+       AND (x.ccols->'defs') ?& ARRAY(SELECT jsonb_object_keys(x.tcols->'defs'))
     UNION ALL
     -- constraints, by name
     SELECT x.shard, x.qname, 3, COALESCE(d.akey, d.bkey),
@@ -107,10 +120,8 @@ WITH tmpl AS (
                     THEN format('ALTER TABLE %s ADD CONSTRAINT %I %s;', x.qname, d.akey,
                                 replace(d.aval, quote_ident(x.template_schema) || '.', quote_ident(x.schema_name) || '.')) END)
       FROM copy AS x
-      LEFT JOIN cons AS tk ON tk.oid = x.tmpl_oid
-      LEFT JOIN cons AS ck ON ck.oid = x.oid
       CROSS JOIN LATERAL (SELECT a.key, a.value #>> '{}', b.key, b.value #>> '{}'
-                            FROM jsonb_each(COALESCE(tk.defs, '{}')) AS a FULL JOIN jsonb_each(COALESCE(ck.defs, '{}')) AS b ON b.key = a.key
+                            FROM jsonb_each(x.tcons) AS a FULL JOIN jsonb_each(x.ccons) AS b ON b.key = a.key
                            WHERE a.value IS DISTINCT FROM b.value) AS d(akey, aval, bkey, bval)
     UNION ALL
     -- the template's indexes (not the copy's own), by name
@@ -121,11 +132,9 @@ WITH tmpl AS (
                CASE WHEN d.bval IS NOT NULL THEN format('DROP INDEX %I.%I;', x.schema_name, d.akey) END,
                replace(d.aval, quote_ident(x.template_schema) || '.', quote_ident(x.schema_name) || '.') || ';')
       FROM copy AS x
-      JOIN idx AS ti ON ti.oid = x.tmpl_oid
-      LEFT JOIN idx AS ci ON ci.oid = x.oid
-      CROSS JOIN LATERAL (SELECT a.key, a.value #>> '{}', ci.defs->>a.key
-                            FROM jsonb_each(ti.defs) AS a
-                           WHERE (ci.defs->a.key) IS DISTINCT FROM a.value) AS d(akey, aval, bval)
+      CROSS JOIN LATERAL (SELECT a.key, a.value #>> '{}', x.cidx->>a.key
+                            FROM jsonb_each(x.tidx) AS a
+                           WHERE (x.cidx->a.key) IS DISTINCT FROM a.value) AS d(akey, aval, bval)
      -- an index that belongs to a constraint is the constraint's
      WHERE NOT EXISTS (SELECT FROM pg_constraint AS k JOIN pg_class AS i ON i.oid = k.conindid
                         WHERE k.conrelid = x.tmpl_oid AND i.relname = d.akey)
@@ -146,4 +155,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._copy_drift() FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._copy_drift() IS
-    'Node, for check_cluster(): every shard''s copy of a sharded table that differs from its template here (columns, their order, types, NOT NULL, defaults but the id column''s, constraints, the template''s indexes, owner), with the differences as sentences and the statements that align it; one pass over the catalogs.';
+    'Node, for check_cluster(): every shard''s copy of a sharded table that differs from its template here (columns, their order, types, NOT NULL, defaults but the id column''s, constraints, the template''s indexes, owner), with the differences as sentences and the statements that align it; one statement.';
