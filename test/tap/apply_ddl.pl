@@ -146,7 +146,9 @@ is($bare->safe_psql('app', $template_defs), $node{a}->safe_psql('app', $template
 is(column_and_index($bare, 'app', 'mood', 'posts_by_user'), '2/2 2/2', 'on c, the template and shard 2 have the column and the index');
 is($bare->safe_psql('app', "SELECT count(*) FILTER (WHERE mood = 'ok') || ' ' || count(*) FROM shard_0002.posts"),
 	'100 100', 'shard 2 has its rows on c');
-is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): the cluster is healthy');
+is($router->safe_psql('app', q{SELECT string_agg(kind || ' ' || shard || ' ' || node || ': ' || detail, '; ') FROM shardid.check_cluster()}),
+	'copy_differs 5 a: shard_0005.posts on node "a" differs from its template: owner app_owner, the template\'s postgres',
+	'check_cluster(): healthy but for shard 5\'s copy, which another role owns than the template\'s');
 $router->safe_psql('app', "CALL shardid.move_shard(2, 'a')");
 is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 2'), 'a', 'and back to a');
 

@@ -4,7 +4,8 @@
 -- template's, the differences spelled out for those that differ only.
 -- Compared: the columns (order, type, NOT NULL, default; the id
 -- column's default names the shard's own generator and is left out), the
--- constraints and the template's indexes by name and definition, and the
+-- constraints (not foreign keys: a copy is made LIKE its template, which
+-- copies none) and the template's indexes by name and definition, and the
 -- owner. Indexes a copy has beyond its template are the shard's own (a
 -- DBA's index on one shard, which moves keep) and are not a difference.
 -- Definitions are compared with the copy's schema written as the
@@ -52,7 +53,7 @@ WITH tmpl AS (
              WHERE a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped) AS cols,
            (SELECT COALESCE(jsonb_object_agg(k.conname, replace(pg_get_constraintdef(k.oid), quote_ident(r.schema_name) || '.',
                                                                  quote_ident(r.template_schema) || '.')), '{}')
-              FROM pg_constraint AS k WHERE k.conrelid = r.oid) AS cons,
+              FROM pg_constraint AS k WHERE k.conrelid = r.oid AND k.contype <> 'f') AS cons,
            (SELECT COALESCE(jsonb_object_agg(i.relname, replace(pg_get_indexdef(x.indexrelid), quote_ident(r.schema_name) || '.',
                                                                 quote_ident(r.template_schema) || '.')), '{}')
               FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid WHERE x.indrelid = r.oid) AS idx
@@ -155,4 +156,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._copy_drift() FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._copy_drift() IS
-    'Node, for check_cluster(): every shard''s copy of a sharded table that differs from its template here (columns, their order, types, NOT NULL, defaults but the id column''s, constraints, the template''s indexes, owner), with the differences as sentences and the statements that align it; one statement.';
+    'Node, for check_cluster(): every shard''s copy of a sharded table that differs from its template here (columns, their order, types, NOT NULL, defaults but the id column''s, constraints but foreign keys, the template''s indexes, owner), with the differences as sentences and the statements that align it; one statement.';
