@@ -261,12 +261,16 @@ disjoint('case 3 (second promotion, clock 30 s behind)', [ @s2, @s2b ], \@s3);
 is(common(\@old, \@s3), 0, 'case 3: none of them is one of the first primary\'s IDs');
 
 # Case 4: a point-in-time restore to before the primary's last IDs, 30 s
-# behind, used as the new primary.
+# behind, used as the new primary. On the backup's own timeline: the
+# promoted standbys archive their timelines' history files into the same
+# directory, and the default ('latest') would follow one of them, which
+# the restore point is not on.
 my $pitr = PostgreSQL::Test::Cluster->new('pitr');
 $pitr->init_from_backup($primary, 'b', has_restoring => 1, standby => 0);
 $pitr->append_conf('postgresql.conf', qq{
 recovery_target_name = 'before_last'
 recovery_target_action = 'promote'
+recovery_target_timeline = 'current'
 });
 set_offset($pitr, '-30');
 start_faked($pitr);
