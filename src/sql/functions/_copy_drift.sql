@@ -5,7 +5,8 @@
 -- Compared: the columns (order, type, NOT NULL, default; the id
 -- column's default names the shard's own generator and is left out), the
 -- constraints (not foreign keys: a copy is made LIKE its template, which
--- copies none) and the template's indexes by name and definition, and the
+-- copies none; nor NOT NULL, which PostgreSQL 18 keeps as constraints too:
+-- it is compared per column) and the template's indexes by name and definition, and the
 -- owner. Indexes a copy has beyond its template are the shard's own (a
 -- DBA's index on one shard, which moves keep) and are not a difference.
 -- Definitions are compared with the copy's schema written as the
@@ -53,7 +54,7 @@ WITH tmpl AS (
              WHERE a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped) AS cols,
            (SELECT COALESCE(jsonb_object_agg(k.conname, replace(pg_get_constraintdef(k.oid), quote_ident(r.schema_name) || '.',
                                                                  quote_ident(r.template_schema) || '.')), '{}')
-              FROM pg_constraint AS k WHERE k.conrelid = r.oid AND k.contype <> 'f') AS cons,
+              FROM pg_constraint AS k WHERE k.conrelid = r.oid AND k.contype NOT IN ('f', 'n')) AS cons,
            (SELECT COALESCE(jsonb_object_agg(i.relname, replace(pg_get_indexdef(x.indexrelid), quote_ident(r.schema_name) || '.',
                                                                 quote_ident(r.template_schema) || '.')), '{}')
               FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid WHERE x.indrelid = r.oid) AS idx
