@@ -232,7 +232,7 @@ issue_id(Oid relid, int32 shard, const shardid::Layout &layout, bool marked, int
 
 		int64 logged = seq->is_called ? state + seq->log_cnt : 0;
 		bool logit = !seq->is_called || step.state > logged || moved_from >= 0 ||
-					 PageGetLSN(BufferGetPage(buf)) <= GetRedoRecPtr();
+					 page_lsn <= GetRedoRecPtr();
 
 		if (logit)
 			logged = shardid::state_ahead(layout, step.state, kLogAheadMs);

@@ -14,14 +14,16 @@ DECLARE
     rel   regclass;
     made  integer := 0;
     owner name;
+    owner_oid oid;
 BEGIN
     SELECT * INTO STRICT c FROM shardid.ddl_changes AS d WHERE d.change_id = _apply_ddl_batch.change_id;
     owner := shardid_internal._apply_ddl_owner(c.table_name);
+    owner_oid := to_regrole(quote_ident(owner));
     FOR x IN SELECT * FROM shardid_internal._apply_ddl_targets(change_id, batch_size) LOOP
         rel := to_regclass(format('%I.%I', x.schema_name, x.table_name));
         -- a shard that lacks the table gets it from the changed template
         IF rel IS NOT NULL THEN
-            IF x.target <> 'template' THEN
+            IF x.target <> 'template' AND (SELECT k.relowner FROM pg_class AS k WHERE k.oid = rel) <> owner_oid THEN
                 PERFORM shardid_internal._apply_ddl_owners(c.table_name, owner, x.shard);
             END IF;
             PERFORM shardid_internal._run_as_owner(quote_ident(owner)::regrole,

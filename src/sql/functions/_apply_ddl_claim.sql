@@ -33,7 +33,7 @@ BEGIN
         retry := x.running;
         statement := (shardid_internal._apply_ddl_check(c.command, x.schema_name, x.table_name)).statement;
         owner := shardid_internal._apply_ddl_owner(c.table_name);
-        IF x.target <> 'template' THEN
+        IF x.target <> 'template' AND (SELECT k.relowner FROM pg_class AS k WHERE k.oid = rel) <> to_regrole(quote_ident(owner)) THEN
             PERFORM shardid_internal._apply_ddl_owners(c.table_name, owner, x.shard);
         END IF;
         cleanup := ARRAY(SELECT format('DROP INDEX CONCURRENTLY %I.%I', x.schema_name, i.relname)

@@ -22,11 +22,9 @@ BEGIN
     END IF;
     UPDATE shardid.ddl_changes AS c SET finished_at = now(), abandoned = true
      WHERE c.change_id = _apply_ddl_failed.change_id AND c.finished_at IS NULL;
-    SELECT CASE WHEN _apply_ddl_failed.target = 'template' THEN t.template_schema ELSE _apply_ddl_failed.target::name END AS schema_name,
-           CASE WHEN _apply_ddl_failed.target = 'template' THEN t.template_name ELSE t.table_name END AS table_name
-      INTO x
-      FROM shardid.ddl_changes AS c JOIN shardid.sharded_tables AS t ON t.table_name = c.table_name
-     WHERE c.change_id = _apply_ddl_failed.change_id;
+    SELECT t.schema_name, t.table_name INTO x
+      FROM shardid_internal._apply_ddl_targets(_apply_ddl_failed.change_id, NULL) AS t
+     WHERE t.target = _apply_ddl_failed.target;
     rel := to_regclass(format('%I.%I', x.schema_name, x.table_name));
     RETURN ARRAY(SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %I.%I', x.schema_name, i.relname)
                    FROM pg_index AS ix JOIN pg_class AS i ON i.oid = ix.indexrelid

@@ -19,14 +19,12 @@ DECLARE
     msg   text;
     det   text;
     hnt   text;
-    ctx   text;
 BEGIN
     BEGIN
         change := shardid_internal._apply_ddl_record(change, todo, total, batch_size);
         made := shardid_internal._apply_ddl_next_batch(change, batch_size, 0, todo);
     EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT,
-                                ctx = PG_EXCEPTION_CONTEXT;
+        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
         SELECT c.* INTO prior FROM shardid.ddl_changes AS c
          WHERE fresh AND st IN ('42701', '42P07', '42710', '42703', '42704')
            AND c.template = change.template AND c.command = change.command
@@ -36,7 +34,8 @@ BEGIN
             IF fresh THEN
                 RAISE NOTICE 'apply_ddl: change % failed in its first batch: not kept', change.change_id;
             END IF;
-            PERFORM shardid_internal._apply_ddl_raise(change, batch_size, st, msg, det, hnt, ctx);
+            -- (a statement's error names its table already: _apply_ddl_next_batch)
+            PERFORM shardid_internal._raise(st, msg, det, hnt);
         END IF;
         RAISE NOTICE 'apply_ddl: change % not kept: % had it already (%; change % ran the same command): nothing changed',
             change.change_id, change.template, msg, prior.change_id;

@@ -59,14 +59,12 @@ BEGIN
     PERFORM shardid_internal._apply_ddl_owner(c.table_name);
     UPDATE shardid.ddl_changes AS d SET finished_at = now(), abandoned = true WHERE d.change_id = c.change_id;
     RAISE NOTICE 'abandon_ddl: change % of % abandoned: %', c.change_id, canon, c.command;
+    -- the tables that lack it: what a re-CALL would have changed
     RETURN QUERY
         SELECT NULL::text, c.change_id, c.command,
-               count(*) FILTER (WHERE a.done)::integer, count(*) FILTER (WHERE a.done IS NOT TRUE)::integer,
-               COALESCE(array_agg(x.target ORDER BY x.shard NULLS FIRST) FILTER (WHERE a.done IS NOT TRUE), '{}')
-          FROM (SELECT 'template'::text AS target, NULL::integer AS shard
-                UNION ALL
-                SELECT s.schema_name::text, s.shard FROM shardid.shard_registry AS s) AS x
-          LEFT JOIN shardid.ddl_applied AS a ON a.change_id = c.change_id AND a.target = x.target;
+               (1 + (SELECT count(*) FROM shardid.shard_registry))::integer - cardinality(x.without), cardinality(x.without), x.without
+          FROM (SELECT ARRAY(SELECT t.target FROM shardid_internal._apply_ddl_targets(c.change_id, NULL) AS t
+                              ORDER BY t.shard NULLS FIRST) AS without) AS x;
 END
 $$;
 

@@ -349,7 +349,7 @@ BEGIN
                 WHEN d->>'fix' IS NULL THEN '-- the copy has what its template lacks (see the detail): drop it there, or give the template it with apply_ddl()'
                 ELSE d->>'fix' END
       FROM jsonb_each(facts) AS f, jsonb_array_elements(COALESCE(f.value->'drift', '[]')) AS d,
-           LATERAL (SELECT shardid_internal._unsafe_text((d->'differences')::text || (d->>'fix') || (d->>'table'))
+           LATERAL (SELECT shardid_internal._unsafe_text(pg_catalog.concat(d->>'table', d->>'fix'))
                         OR EXISTS (SELECT FROM jsonb_array_elements_text(d->'differences') AS s WHERE shardid_internal._unsafe_text(s))
                         AS unsafe) AS x
      ORDER BY f.key COLLATE "C", (d->>'shard')::integer, d->>'table';
