@@ -8,18 +8,19 @@ CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
 PG_SRCS = $(sort $(wildcard src/pg/*.cpp))
 OBJS = $(CORE_SRCS:.cpp=.o) $(PG_SRCS:.cpp=.o)
 
-# SQL sources live under src/sql, one object per file (functions/,
-# procedures/ — apart, since a procedure that commits cannot pin its
-# search_path — views/, tables/, types/, checks/). The install script of the
-# version in development is assembled from src/sql/install/*.sql, in name
-# order, whose "\ir" lines name those files; its upgrade script from the
-# previous version is src/sql/updates/PREV--VERSION.sql (what CREATE OR
-# REPLACE cannot do) followed by every function, procedure and view of the
-# install script. src/sql/include.awk expands them into build/ (build
-# output, not tracked). Released scripts are kept in git as shipped, in
-# src/sql/released/. sql/ and expected/ hold pg_regress tests only.
-SQL_PARTS = $(sort $(wildcard src/sql/install/*.sql))
-SQL_OBJECTS = $(wildcard src/sql/*/*.sql)
+# SQL sources live under src/sql by area (common/, layout/, generator/,
+# schema_changes/, shards/, nodes/, moves/, rebalance/, operations/; router/
+# subfolders for what runs on the router), one object per file. The install
+# script of the version in development is assembled from src/sql/shardid.sql,
+# which names each area's install.sql in order, whose "\ir" lines name the
+# area's files; its upgrade script from the previous version is
+# src/sql/updates/PREV--VERSION.sql (what CREATE OR REPLACE cannot do)
+# followed by every function, procedure and view of the install script.
+# src/sql/include.awk expands them into build/ (build output, not tracked).
+# Released scripts are kept in git as shipped, in src/sql/released/. sql/
+# and expected/ hold pg_regress tests only.
+SQL_MAIN = src/sql/shardid.sql
+SQL_OBJECTS = $(filter-out src/sql/released/%,$(wildcard src/sql/*.sql src/sql/*/*.sql src/sql/*/*/*.sql))
 UPDATES_BUILT = $(patsubst src/sql/updates/%.sql,build/$(EXTENSION)--%.sql,$(wildcard src/sql/updates/*--$(EXTVERSION).sql))
 DATA_built = build/$(EXTENSION)--$(EXTVERSION).sql $(UPDATES_BUILT)
 DATA = $(wildcard src/sql/released/$(EXTENSION)--*.sql)
@@ -67,13 +68,13 @@ COMPILE.cxx.bc += $(PG_CXXFLAGS)
 HEADERS = $(wildcard src/core/*.hpp src/pg/*.h)
 $(OBJS) $(if $(with_llvm:no=),$(OBJS:.o=.bc)): $(HEADERS)
 
-build/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) $(SQL_OBJECTS) src/sql/include.awk
+build/$(EXTENSION)--$(EXTVERSION).sql: $(SQL_OBJECTS) src/sql/include.awk
 	@mkdir -p build
-	awk -f src/sql/include.awk $(SQL_PARTS) > $@
+	awk -f src/sql/include.awk $(SQL_MAIN) > $@
 
-build/$(EXTENSION)--%--$(EXTVERSION).sql: src/sql/updates/%--$(EXTVERSION).sql $(SQL_PARTS) $(SQL_OBJECTS) src/sql/include.awk
+build/$(EXTENSION)--%--$(EXTVERSION).sql: src/sql/updates/%--$(EXTVERSION).sql $(SQL_OBJECTS) src/sql/include.awk
 	@mkdir -p build
-	awk -v upgrade=1 -f src/sql/include.awk $< $(SQL_PARTS) > $@
+	awk -v upgrade=1 -f src/sql/include.awk $< $(SQL_MAIN) > $@
 
 # Unit tests of src/core: GoogleTest, no PostgreSQL.
 UNIT_SRCS = $(sort $(wildcard test/unit/*.cpp))

@@ -130,7 +130,7 @@ SELECT p.oid::regprocedure AS parallel_safe
   JOIN pg_depend AS d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
   JOIN pg_extension AS e ON e.oid = d.refobjid AND e.extname = 'shardid'
  WHERE p.proparallel = 's'
- ORDER BY 1::text;
+ ORDER BY p.oid::regprocedure::text COLLATE "C";
 
 -- The answers decode with this database's layout (a spot check of the
 -- serial answer the others were compared with).

@@ -6,6 +6,12 @@
   sql_sources.py reference   docs/reference.md has an entry for every
                              function, procedure, view, GUC and SQLSTATE, and
                              each entry quotes the object's COMMENT verbatim
+  sql_sources.py areas       the sources by area: src/sql/shardid.sql names
+                             each area's install.sql in install order, every
+                             object file is named by its area's install.sql
+                             once, no folder holds more than 60 files, and an
+                             object calls only into its own area, common/
+                             and the areas installed before it
   sql_sources.py skeleton    prints the reference entries the sources call for
                              (a start for a new object's entry)
   sql_sources.py fence       no source switches roles by hand (SET ROLE, RESET
@@ -16,8 +22,8 @@
                              (a security-restricted operation as the owner),
                              and in C only src/pg/run_as.cpp changes the user
 
-The sources are src/sql/{functions,procedures,views,tables,types,
-event_triggers,checks,updates,install}/*.sql; src/sql/released/shardid--*.sql are released
+The sources are src/sql/AREA/[router/]*.sql and src/sql/updates/*.sql (src/sql/shardid.sql
+and each area's install.sql name them); src/sql/released/shardid--*.sql are released
 (frozen), build/shardid--*.sql built from the sources, and sql/*.sql are
 pg_regress tests. Exits 1 and prints one line per problem.
 """
@@ -27,7 +33,7 @@ import re
 import sys
 
 TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-SOURCE_DIRS = ['functions', 'procedures', 'views', 'tables', 'types', 'event_triggers', 'checks', 'schemas', 'updates', 'install']
+MAX_FILES = 60   # per folder of src/sql
 DEFINITION = re.compile(
     r'^\s*CREATE\s+(?:OR\s+REPLACE\s+)?'
     r'(FUNCTION|PROCEDURE|VIEW|TABLE|SEQUENCE|TYPE|EVENT\s+TRIGGER|TRIGGER|INDEX)\s+'
@@ -64,10 +70,17 @@ def top_level(text):
     return re.sub(r'(\$[A-Za-z_]*\$).*?\1', ' ', text, flags=re.S)
 
 
+def source_files():
+    """Every SQL source (relative paths), the released scripts aside."""
+    for path in sorted(glob.glob(os.path.join(TOP, 'src', 'sql', '**', '*.sql'), recursive=True)):
+        rel = os.path.relpath(path, TOP)
+        if not rel.startswith('src/sql/released/'):
+            yield rel
+
+
 def sources():
-    for d in SOURCE_DIRS:
-        for path in sorted(glob.glob(os.path.join(TOP, 'src', 'sql', d, '*.sql'))):
-            yield os.path.relpath(path, TOP), strip_sql_comments(open(path, encoding='utf-8').read())
+    for rel in source_files():
+        yield rel, strip_sql_comments(open(os.path.join(TOP, rel), encoding='utf-8').read())
 
 
 def objects():
@@ -177,6 +190,17 @@ def check_reference():
                     j += 1
         if not ok:
             problems.append('docs/reference.md: the entry of %s %s does not quote its COMMENT: %s' % (kind, name, comment))
+    # the internal functions' table names each one's source file
+    where = {}
+    for rel, text in sources():
+        for kind, name in DEFINITION.findall(top_level(text)):
+            where.setdefault(name.split('.')[-1], rel)
+    for i, line in enumerate(lines):
+        m = re.match(r'\| `(_\w+)[(`].*\| `([\w/]+\.sql)` \|$', line)
+        if line.startswith('| `_') and not m:
+            problems.append('docs/reference.md line %d: an internal function\'s row ends with its source file (| `area/file.sql` |)' % (i + 1))
+        elif m and 'src/sql/' + m.group(2) != where.get(m.group(1)):
+            problems.append('docs/reference.md line %d: %s is in %s, not %s' % (i + 1, m.group(1), where.get(m.group(1)), m.group(2)))
     for name, desc in sorted(gucs().items()):
         count += 1
         if not re.search(r'^#+ `%s`' % re.escape(name), doc, re.M):
@@ -206,6 +230,74 @@ def skeleton():
     names, codes = sqlstates()
     print('SQLSTATE conditions:', ' '.join(sorted(names)))
     print('SQLSTATE codes (C):', ' '.join(sorted(codes)))
+
+
+def manifest_lines(rel):
+    """The files a manifest names with \\ir, relative to the top."""
+    out = []
+    for line in open(os.path.join(TOP, rel), encoding='utf-8'):
+        if line.startswith('\\ir '):
+            out.append(os.path.normpath(os.path.join(os.path.dirname(rel), line.split()[1])))
+    return out
+
+
+def code_without_literals(text):
+    """SQL without comments and string literals, dollar-quoted bodies read as
+    code: what an object calls. A literal cast to a reg* type
+    ('shardid.f()'::regprocedure) names an object, and stays."""
+    def keep(m):
+        if m.group(0).startswith('--'):
+            return ''
+        return m.group(0) if m.group(1) else "''"
+    return re.sub(r"--[^\n]*|'(?:[^']|'')*'(\s*::\s*(?:pg_catalog\.)?reg\w+)?", keep, text)
+
+
+def check_areas():
+    problems = []
+    areas = []
+    for m in manifest_lines('src/sql/shardid.sql'):
+        if not re.match(r'src/sql/\w+/install\.sql$', m):
+            problems.append('src/sql/shardid.sql names %s, not an area\'s install.sql' % m)
+            continue
+        areas.append(m.split('/')[2])
+    if not areas or areas[0] != 'common':
+        problems.append('src/sql/shardid.sql must name common/install.sql first')
+    named = {}
+    for a in areas:
+        for f in manifest_lines('src/sql/%s/install.sql' % a):
+            if not f.startswith('src/sql/%s/' % a):
+                problems.append('src/sql/%s/install.sql names %s, outside its area' % (a, f))
+            if f in named:
+                problems.append('%s is named twice (src/sql/%s/install.sql and src/sql/%s/install.sql)' % (f, named[f], a))
+            named[f] = a
+    objects_in = {}
+    for rel in source_files():
+        parts = rel.split('/')
+        if parts[2] in ('updates',) or rel == 'src/sql/shardid.sql' or parts[-1] == 'install.sql':
+            continue
+        if rel not in named:
+            problems.append('%s is not named by its area\'s install.sql' % rel)
+            continue
+        text = open(os.path.join(TOP, rel), encoding='utf-8').read()
+        d = DEFINITION.search(top_level(strip_sql_comments(text)))
+        if d:
+            objects_in[d.group(2).split('.')[-1]] = (rel, named[rel], code_without_literals(text))
+    for d in sorted(set(os.path.dirname(f) for f in source_files())):
+        n = len(glob.glob(os.path.join(TOP, d, '*.sql')))
+        if n > MAX_FILES:
+            problems.append('%s holds %d files (at most %d: split the area)' % (d, n, MAX_FILES))
+    order = {a: i for i, a in enumerate(areas)}
+    calls = 0
+    for name, (rel, area, code) in sorted(objects_in.items()):
+        for ref in sorted(set(re.findall(r'\bshardid(?:_internal)?\.(\w+)', code))):
+            if ref == name or ref not in objects_in:
+                continue
+            calls += 1
+            other = objects_in[ref][1]
+            if other != 'common' and order[other] > order[area]:
+                problems.append('%s (area %s) calls %s of area %s, installed after it: move the shared object '
+                                'to common/ or to the earlier area' % (rel, area, ref, other))
+    return problems, (len(areas), len(named), calls)
 
 
 ROLE_SWITCH = re.compile(
@@ -246,11 +338,14 @@ def main():
     elif what == 'reference':
         problems, n = check_reference()
         label = '%d functions, views, settings and SQLSTATEs in docs/reference.md' % n
+    elif what == 'areas':
+        problems, (a, f, c) = check_areas()
+        label = '%d areas, %d files each named once, %d calls, none into a later area' % (a, f, c)
     elif what == 'fence':
         problems, n = check_fence()
         label = '%d SQL and C sources, no role switched outside the fence' % n
     else:
-        print('usage: sql_sources.py objects|reference|fence|skeleton', file=sys.stderr)
+        print('usage: sql_sources.py objects|reference|areas|fence|skeleton', file=sys.stderr)
         return 2
     for p in problems:
         print(p)

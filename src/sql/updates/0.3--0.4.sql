@@ -1,6 +1,6 @@
 -- shardid 0.3 -> 0.4: what CREATE OR REPLACE cannot do (new tables,
 -- ALTER TABLE, dropped or changed views and functions). The build appends
--- every function, procedure and view of src/sql/install/*.sql
+-- every function, procedure and view of the install script (src/sql/shardid.sql)
 -- (src/sql/include.awk), so the upgrade script build/shardid--0.3--0.4.sql
 -- re-creates each of them from the same source as the install script;
 -- test/tap/update.pl checks that updating from every release gives the
@@ -10,4 +10,4 @@
 
 -- The install script's schema check, so a 0.3 installed into a schema that
 -- a non-superuser owns or may create in is not updated either.
-\ir ../checks/extension_schema.sql
+\ir ../common/extension_schema.sql

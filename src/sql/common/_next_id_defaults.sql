@@ -5,7 +5,10 @@
 -- its sequence (a regclass constant); seq is every pg_class object the
 -- DEFAULT depends on (its own table too), so readers keep the sequences
 -- (relkind 'S'). The shard is read from the DEFAULT's text (NULL unless it
--- is a literal).
+-- is a literal). It is in common/ (the layout freeze reads it, before the
+-- generator is installed), so it names next_id() by to_regprocedure() at
+-- run time rather than by a regprocedure constant that needs the function
+-- first.
 --
 -- A view, not a function: the planner inlines it into each query, which
 -- then plans as if the joins were written there (a SQL function with SET
@@ -23,7 +26,7 @@ SELECT d.adrelid AS rel,
     ON fdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
    AND fdep.objid OPERATOR(pg_catalog.=) d.oid
    AND fdep.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-   AND fdep.refobjid OPERATOR(pg_catalog.=) 'shardid.next_id(integer, pg_catalog.regclass)'::pg_catalog.regprocedure
+   AND fdep.refobjid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure('shardid.next_id(integer, pg_catalog.regclass)')
   JOIN pg_catalog.pg_depend AS sdep
     ON sdep.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
    AND sdep.objid OPERATOR(pg_catalog.=) d.oid

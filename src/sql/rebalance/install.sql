@@ -1,0 +1,51 @@
+-- shardid, area rebalance, on the router (router/): rebalancing and
+-- draining, in the foreground and in background workers.
+--
+-- rebalance_plan() says which shards to move so that the nodes hold about
+-- the same total shard size (by_size, read from the nodes over dblink by
+-- shard_sizes()) or the same number of shards (by_count); the planner
+-- itself, _rebalance_moves(), is pure (sizes in, moves out) so tests give
+-- it sizes of their own; it is C++ (src/core/rebalance.cpp) behind
+-- _plan_moves(). CALL rebalance() makes those moves one at a time with
+-- move_shard(). Draining a node before remove_node(): drain_plan() says
+-- which moves, drain_node() makes them, with rebalance()'s lock.
+-- Background rebalances and drains: a dynamic background worker per job,
+-- registered by the calling backend (no shared_preload_libraries), its
+-- state in shardid.rebalance_jobs. All of it is for administrators
+-- (EXECUTE revoked from PUBLIC): it reads shardid.nodes and connects to
+-- the nodes.
+
+\ir router/_check_rebalance_options.sql
+\ir router/_plan_moves.sql
+\ir router/_rebalance_moves.sql
+\ir router/shard_sizes.sql
+\ir router/rebalance_plan.sql
+\ir router/_check_move_done.sql
+\ir router/_rebalance_begin.sql
+\ir router/_rebalance_next.sql
+\ir router/_rebalance_moved.sql
+\ir router/_rebalance_end.sql
+\ir router/rebalance.sql
+\ir router/_rebalance_lock.sql
+\ir router/_rebalance_unlock.sql
+\ir router/drain_plan.sql
+\ir router/_drain_start.sql
+\ir router/_drain_finish.sql
+\ir router/_drain_next.sql
+\ir router/drain_node.sql
+\ir router/rebalance_jobs.sql
+\ir router/_rebalance_launch.sql
+\ir router/_rebalance_job_alive.sql
+\ir router/_rebalance_job_create.sql
+\ir router/_rebalance_job_begin.sql
+\ir router/_rebalance_job_next.sql
+\ir router/_rebalance_job_moved.sql
+\ir router/_rebalance_job_end.sql
+\ir router/_rebalance_job_failed.sql
+\ir router/_rebalance_job_run.sql
+\ir router/_move_stalled.sql
+\ir router/rebalance_start.sql
+\ir router/drain_node_start.sql
+\ir router/rebalance_status.sql
+\ir router/rebalance_wait.sql
+\ir router/rebalance_stop.sql

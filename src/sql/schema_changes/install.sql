@@ -1,0 +1,65 @@
+-- shardid, area schema changes: apply_ddl() over a sharded table's
+-- template and every copy.
+--
+-- CALL shardid.apply_ddl(template, command) runs one DDL statement, %s
+-- standing for each table's schema-qualified name (Citus's
+-- run_command_on_shards convention), on a sharded table's template first
+-- (new shards are made from it) and then on its copy in every shard; on a
+-- router, on every node, one after another in name order (router/). Each
+-- statement runs as the template's owner in a security-restricted
+-- operation (_run_as_owner: the owner's code it reaches cannot change the
+-- role back), never as the caller's superuser; a copy another role owns is
+-- refused (_apply_ddl_owners). Only a statement PostgreSQL's parser reads
+-- as one change of that one table (_ddl_command) is run. The ledger
+-- (ddl_changes, ddl_applied) is written in the same transactions as the
+-- tables, so an interrupted apply_ddl() is finished by CALLing it again
+-- with the same command, and a different command for that template waits
+-- until then. Statements that cannot run in a transaction block (CREATE
+-- and DROP INDEX CONCURRENTLY) run one table at a time over dblink, from
+-- the router to each node or on a node to the node itself, where
+-- PostgreSQL runs the owner's index expressions as the owner. It comes
+-- before the shards area, which records a new copy in the ledger.
+
+\ir ddl_changes.sql
+\ir ddl_applied.sql
+\ir ddl_progress.sql
+\ir _apply_ddl_check.sql
+\ir _apply_ddl_owner.sql
+\ir _apply_ddl_owners.sql
+\ir _apply_ddl_grants.sql
+\ir _apply_ddl_start.sql
+\ir _apply_ddl_record.sql
+\ir _apply_ddl_rerun.sql
+\ir _apply_ddl_open.sql
+\ir _apply_ddl_skip.sql
+\ir _apply_ddl_targets.sql
+\ir _apply_ddl_raise.sql
+\ir _apply_ddl_batch.sql
+\ir _apply_ddl_claim.sql
+\ir _apply_ddl_done.sql
+\ir _apply_ddl_finish.sql
+\ir _apply_ddl_unfinished.sql
+\ir _apply_ddl_connect.sql
+\ir _apply_ddl_send.sql
+\ir _apply_ddl_busy.sql
+\ir _apply_ddl_failed.sql
+\ir _apply_ddl_same_indexes.sql
+\ir _apply_ddl_result.sql
+\ir router/_apply_ddl_on_nodes.sql
+\ir router/_apply_ddl_origin.sql
+\ir router/_apply_ddl_router_start.sql
+\ir router/_apply_ddl_next_node.sql
+\ir router/_apply_ddl_node.sql
+\ir router/_apply_ddl_node_step.sql
+\ir router/_apply_ddl_node_done.sql
+\ir router/_apply_ddl_on_node.sql
+\ir router/_apply_ddl_router_failed.sql
+\ir _apply_ddl_announce.sql
+\ir _apply_ddl_next_batch.sql
+\ir _apply_ddl_first_batch.sql
+\ir _apply_ddl_finished.sql
+\ir router/_apply_ddl_router.sql
+\ir _apply_ddl_concurrently.sql
+\ir _apply_ddl_here.sql
+\ir apply_ddl.sql
+\ir abandon_ddl.sql
