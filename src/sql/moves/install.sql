@@ -79,11 +79,9 @@
 \ir router/_move_start.sql
 \ir router/_move_failed.sql
 \ir router/_move_step.sql
-\ir router/_move_failure.sql
-\ir router/_move_aborted.sql
+\ir router/_move_rolled_back.sql
 \ir router/_move_raise.sql
 \ir router/_move_report.sql
 \ir router/_move_abort_start.sql
-\ir router/_move_abort_end.sql
 \ir router/move_shard.sql
 \ir router/abort_move.sql

@@ -11,3 +11,9 @@
 -- The install script's schema check, so a 0.3 installed into a schema that
 -- a non-superuser owns or may create in is not updated either.
 \ir ../common/extension_schema.sql
+
+-- Moves: the three reports after a rollback are one function,
+-- _move_rolled_back(s, after, to_node).
+DROP FUNCTION shardid_internal._move_abort_end(shardid_internal._move_run);
+DROP FUNCTION shardid_internal._move_aborted(shardid_internal._move_run, text);
+DROP FUNCTION shardid_internal._move_failure(shardid_internal._move_run);

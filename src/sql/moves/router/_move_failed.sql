@@ -4,7 +4,7 @@
 -- now (NULL without a row; phase, the one it failed in, if the row cannot
 -- be written). Never raises; the caller commits, then rolls back
 -- (_move_rollback, which keeps a repointed move) and reports
--- (_move_failure).
+-- (_move_rolled_back).
 CREATE OR REPLACE FUNCTION shardid_internal._move_failed(shard integer, phase text, e_state text, e_msg text) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp

@@ -1,5 +1,5 @@
 -- What one CALL of shardid.move_shard() carries from step to step
--- (_move_start, _move_step, _move_failure), so that the procedure holds
+-- (_move_start, _move_step, _move_rolled_back), so that the procedure holds
 -- only its loop and its COMMITs.
 CREATE TYPE shardid_internal._move_run AS (
     m        shardid.shard_moves,  -- the move's row as the last step left it (kept when the row is gone)

@@ -5,7 +5,7 @@
 -- commits as it advances. On an error the step's work is undone and the
 -- error is returned in s.err after _move_failed() (s.phase: the move's
 -- phase now); the caller commits, rolls back (_move_rollback) and raises
--- it (_move_failure).
+-- it (_move_rolled_back).
 CREATE OR REPLACE FUNCTION shardid_internal._move_step(s shardid_internal._move_run, drop_old boolean, lock_timeout interval,
                                                        cutover_timeout interval, catchup_timeout interval, node_timeout interval)
     RETURNS shardid_internal._move_run

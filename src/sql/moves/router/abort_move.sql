@@ -19,7 +19,7 @@ BEGIN
     COMMIT;
     PERFORM shardid_internal._move_raise(s);
     CALL shardid_internal._move_rollback(shard);
-    s := shardid_internal._move_abort_end(s);
+    s := shardid_internal._move_rolled_back(s, 'abort');
     COMMIT;
     PERFORM shardid_internal._move_raise(s);
 END

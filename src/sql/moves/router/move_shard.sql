@@ -32,7 +32,7 @@ BEGIN
     PERFORM shardid_internal._move_raise(s);
     IF s.aborting THEN
         CALL shardid_internal._move_rollback(shard);
-        s := shardid_internal._move_aborted(s, to_node);
+        s := shardid_internal._move_rolled_back(s, 'resume', to_node);
         COMMIT;
         PERFORM shardid_internal._move_raise(s);
     END IF;
@@ -49,7 +49,7 @@ BEGIN
         COMMIT;
         -- rolled back unless it is repointed (or gone): _move_rollback_start
         CALL shardid_internal._move_rollback(shard);
-        s := shardid_internal._move_failure(s);
+        s := shardid_internal._move_rolled_back(s, 'failure');
         COMMIT;
         PERFORM shardid_internal._move_raise(s);
     END IF;
