@@ -46,10 +46,9 @@ BEGIN
         SELECT array_agg(g.shard ORDER BY g.shard) INTO batch
           FROM (SELECT r.shard FROM shardid.shard_registry AS r WHERE r.shard > after ORDER BY r.shard LIMIT batch_size) AS g;
         EXIT WHEN batch IS NULL AND NOT first;
-        got := shardid_internal._node(conn, format('SELECT pg_catalog.jsonb_agg(b) FROM shardid_internal._run_on_shards_batch(%L, %L, %L, %L, %L) AS b',
-                                                   canon, command, COALESCE(batch, '{}'), first, current_user))::jsonb;
+        got := shardid_internal._run_on_shards_send(conn, NULL, canon, command, batch, first, current_user, false);
         RETURN QUERY SELECT b.shard, NULL::text, b.success, b.result
-                       FROM jsonb_to_recordset(COALESCE(got, '[]')) AS b(shard integer, success boolean, result text);
+                       FROM jsonb_to_recordset(got) AS b(shard integer, success boolean, result text);
         first := false;
         EXIT WHEN batch IS NULL;
         after := batch[cardinality(batch)];

@@ -74,6 +74,7 @@
 \ir _run_on_shards_check.sql
 \ir _run_on_shards_start.sql
 \ir _run_on_shards_batch.sql
+\ir _run_on_shards_send.sql
 \ir _run_on_shards_here.sql
 \ir router/_run_on_shards_router.sql
 \ir run_on_shards.sql

@@ -52,16 +52,16 @@ BEGIN
             PERFORM shardid_internal._node_close(conn);
             PERFORM shardid_internal._node_connect(conn, n);
             PERFORM shardid_internal._node(conn, 'SET application_name = ''shardid_run_on_shards''', n);
+            -- a batch there ends within a second of this session's end
+            PERFORM shardid_internal._node(conn, 'SET client_connection_check_interval = ''1s''', n);
             LOOP
                 SELECT array_agg(g.shard ORDER BY g.shard) INTO batch
                   FROM (SELECT p.shard FROM shardid.shard_placement AS p
                          WHERE p.node = n AND p.shard > after ORDER BY p.shard LIMIT batch_size) AS g;
                 EXIT WHEN batch IS NULL AND NOT first;
-                got := shardid_internal._node(conn,
-                           format('SELECT pg_catalog.jsonb_agg(b) FROM shardid_internal._run_on_shards_batch(%L, %L, %L, %L, NULL, true) AS b',
-                                  canon, command, COALESCE(batch, '{}'), first), n)::jsonb;
+                got := shardid_internal._run_on_shards_send(conn, n, canon, command, batch, first, NULL, true);
                 RETURN QUERY SELECT b.shard, n, b.success, b.result
-                               FROM jsonb_to_recordset(COALESCE(got, '[]')) AS b(shard integer, success boolean, result text);
+                               FROM jsonb_to_recordset(got) AS b(shard integer, success boolean, result text);
                 first := false;
                 EXIT WHEN batch IS NULL;
                 after := batch[cardinality(batch)];
