@@ -1,7 +1,9 @@
 /*
  * ddl_template.cpp — shardid_internal._ddl_template(command, schema, table):
  * apply_ddl()'s command with %s replaced by one table's name, by what the
- * SQL means, not by its text.
+ * SQL means, not by its text. The replacement itself (ddl_substitute(),
+ * ddl_template.h) is run_on_shards()'s too, which checks where each %s
+ * landed for the statements it runs (shard_command.cpp).
  *
  * The core scanner (src/core/ddl_template.cpp) finds the %s that stand
  * outside string literals, dollar quotes, quoted identifiers and comments
