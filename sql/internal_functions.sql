@@ -100,7 +100,12 @@ INSERT INTO public_execute VALUES
     ('shardid_internal._create_shards_next_batch(integer,integer,integer,integer,integer)', 'called by create_shards_proc(); runs _create_shards_batch()'),
     ('shardid_internal._create_shards_done(integer,integer,integer)', 'called by create_shards_proc(): a NOTICE'),
     ('shardid_internal._create_table_next_batch(name,integer,integer,integer)', 'called by create_table_proc(); runs _create_table_batch()'),
-    ('shardid_internal._create_table_done(name,integer,integer)', 'called by create_table_proc(): a NOTICE');
+    ('shardid_internal._create_table_done(name,integer,integer)', 'called by create_table_proc(): a NOTICE'),
+    ('shardid.run_on_shards(text,text,integer,text)', 'checks the caller: on a node the loopback is for superusers (_run_on_shards_here), on a router for administrators; statements run as each copy''s owner'),
+    ('shardid_internal._run_on_shards_command(text,name,name)', 'called by run_on_shards(): parses only'),
+    ('shardid_internal._run_on_shards_check(text,name,name)', 'called by run_on_shards(): pure'),
+    ('shardid_internal._run_on_shards_start(text,text,name,boolean)', 'called by run_on_shards(); checks the privileges of the template owner'),
+    ('shardid_internal._run_on_shards_batch(text,text,integer[],boolean,name,boolean)', 'called by run_on_shards() over its loopback or from the router; statements only through the fence, as a role the caller has the privileges of');
 
 CREATE TEMP VIEW extension_functions AS
 SELECT p.oid::regprocedure::text AS fn,

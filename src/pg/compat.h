@@ -14,7 +14,9 @@
  *  - 19 moved xl_seq_rec and XLOG_SEQ_LOG to commands/sequence_xlog.h and
  *    made the sequence page's magic public there (sequence.c kept it
  *    private before), passes syscache callbacks a SysCacheIdentifier
- *    rather than an int, and gives table_beginscan() a flags argument.
+ *    rather than an int, and gives table_beginscan() a flags argument;
+ *  - 16 gave the tree walkers a typed callback (a macro over *_impl); 15
+ *    declares the walker as an unprototyped bool (*)().
  */
 #pragma once
 
@@ -88,4 +90,14 @@ typedef int SyscacheCallbackId;
 #else
 #define SHARDID_PORTAL_RUN(portal, dest, qc)                                                       \
 	PortalRun(portal, FETCH_ALL, true, true, dest, dest, qc)
+#endif
+
+/* raw_expression_tree_walker() with a walker bool (*)(Node *, void *) (on 15 through
+ * void (*)(), the cast GCC allows between function types). */
+#if PG_VERSION_NUM >= 160000
+#define SHARDID_RAW_TREE_WALK(node, walker, context)                                               \
+	raw_expression_tree_walker(node, walker, context)
+#else
+#define SHARDID_RAW_TREE_WALK(node, walker, context)                                               \
+	raw_expression_tree_walker(node, (bool (*)())(void (*)())(walker), context)
 #endif

@@ -1,7 +1,9 @@
 /*
  * ddl_template.cpp — shardid_internal._ddl_template(command, schema, table):
  * apply_ddl()'s command with %s replaced by one table's name, by what the
- * SQL means, not by its text.
+ * SQL means, not by its text. The replacement itself (ddl_substitute(),
+ * ddl_template.h) is run_on_shards()'s too, which checks where each %s
+ * landed for the statements it runs (shard_command.cpp).
  *
  * The core scanner (src/core/ddl_template.cpp) finds the %s that stand
  * outside string literals, dollar quotes, quoted identifiers and comments
@@ -22,6 +24,7 @@
  * Only the raw parser runs: no catalog lookup, no lock, nothing executed.
  */
 #include "shardid_pg.h"
+#include "ddl_template.h"
 
 extern "C" {
 #include "lib/stringinfo.h"
@@ -119,29 +122,26 @@ check_placement(const char *statement, const char *command, const int *plain, in
 }
 
 /*
- * _ddl_template(command text, schema_name name, table_name name) → text:
- * the statement for one table. 22023 for a command without %s, with %s
- * in a literal, a quoted identifier or where the table is not named,
- * 42601 for an unterminated quote or comment.
+ * The statement for one table (see ddl_template.h): caller names the
+ * function in errors ("apply_ddl()"), example is the hint's statement for
+ * a command without %s.
  */
-extern "C" Datum
-shardid_ddl_template(PG_FUNCTION_ARGS)
+DdlStatement
+ddl_substitute(const char *command, const char *schema, const char *table, const char *caller,
+			   const char *example)
 {
-	char *command_z = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	const char *schema = NameStr(*PG_GETARG_NAME(1));
-	const char *table = NameStr(*PG_GETARG_NAME(2));
-	const char *command = command_z;
-	const size_t len = strlen(command_z);
+	const size_t len = strlen(command);
 	shardid::DdlPiece *pieces = (shardid::DdlPiece *) palloc(sizeof(shardid::DdlPiece) * (len + 1));
-	int *plain = (int *) palloc(sizeof(int) * (len + 1));
-	int *suffixed = (int *) palloc(sizeof(int) * (len + 1));
-	int n_plain = 0;
-	int n_suffixed = 0;
+	DdlStatement st;
 	size_t n = 0;
 	size_t error_pos = 0;
 	StringInfoData out;
 	shardid::DdlTemplateStatus status;
 
+	st.plain = (int *) palloc(sizeof(int) * (len + 1));
+	st.suffixed = (int *) palloc(sizeof(int) * (len + 1));
+	st.n_plain = 0;
+	st.n_suffixed = 0;
 	status = shardid::scan_ddl_template(command, len, pieces, &n, &error_pos);
 	switch (status)
 	{
@@ -150,15 +150,15 @@ shardid_ddl_template(PG_FUNCTION_ARGS)
 		case shardid::DdlTemplateStatus::no_placeholder:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("apply_ddl() command has no %%s: %s", command_z),
+					 errmsg("%s command has no %%s: %s", caller, command),
 					 errdetail("%%s stands for each table's schema-qualified name (the template, "
 							   "then each shard's copy)."),
-					 errhint("For example: ALTER TABLE %%s ADD COLUMN mood text")));
+					 errhint("For example: %s", example)));
 			break;
 		case shardid::DdlTemplateStatus::placeholder_in_string:
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("apply_ddl() command has %%s inside a string literal: %s", command_z),
+					 errmsg("%s command has %%s inside a string literal: %s", caller, command),
 					 errdetail("%%s stands for the table's name only where the statement names "
 							   "the table; in a literal every copy would get a different text "
 							   "(at byte %zu).",
@@ -166,20 +166,19 @@ shardid_ddl_template(PG_FUNCTION_ARGS)
 					 errhint("Write a literal %%s as %%%%s.")));
 			break;
 		case shardid::DdlTemplateStatus::placeholder_in_identifier:
-			ereport(
-				ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("apply_ddl() command has %%s inside a quoted identifier: %s", command_z),
-				 errdetail("%%s stands for the table's name only where the statement names "
-						   "the table; in a quoted name every copy would name its object "
-						   "after its own table (at byte %zu).",
-						   error_pos + 1)));
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s command has %%s inside a quoted identifier: %s", caller, command),
+					 errdetail("%%s stands for the table's name only where the statement names "
+							   "the table; in a quoted name every copy would name its object "
+							   "after its own table (at byte %zu).",
+							   error_pos + 1)));
 			break;
 		case shardid::DdlTemplateStatus::unterminated:
 			ereport(ERROR, (errcode(ERRCODE_SYNTAX_ERROR),
-							errmsg("apply_ddl() command has an unterminated quoted string, "
+							errmsg("%s command has an unterminated quoted string, "
 								   "quoted identifier or comment: %s",
-								   command_z),
+								   caller, command),
 							errdetail("It opens at byte %zu.", error_pos + 1)));
 			break;
 	}
@@ -196,7 +195,7 @@ shardid_ddl_template(PG_FUNCTION_ARGS)
 		}
 		if (p.len == 0)
 		{
-			plain[n_plain++] = out.len;
+			st.plain[st.n_plain++] = out.len;
 			appendStringInfo(&out, "%s.%s", quote_identifier(schema), quote_identifier(table));
 		}
 		else
@@ -212,10 +211,29 @@ shardid_ddl_template(PG_FUNCTION_ARGS)
 
 				appendStringInfoChar(&name, (c >= 'A' && c <= 'Z') ? (char) (c - 'A' + 'a') : c);
 			}
-			suffixed[n_suffixed++] = out.len;
+			st.suffixed[st.n_suffixed++] = out.len;
 			appendStringInfo(&out, "%s.%s", quote_identifier(schema), quote_identifier(name.data));
 		}
 	}
-	check_placement(out.data, command_z, plain, n_plain, suffixed, n_suffixed);
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(out.data, out.len));
+	st.text = out.data;
+	st.len = out.len;
+	return st;
+}
+
+/*
+ * _ddl_template(command text, schema_name name, table_name name) → text:
+ * the statement for one table. 22023 for a command without %s, with %s
+ * in a literal, a quoted identifier or where the table is not named,
+ * 42601 for an unterminated quote or comment.
+ */
+extern "C" Datum
+shardid_ddl_template(PG_FUNCTION_ARGS)
+{
+	char *command = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	DdlStatement st =
+		ddl_substitute(command, NameStr(*PG_GETARG_NAME(1)), NameStr(*PG_GETARG_NAME(2)),
+					   "apply_ddl()", "ALTER TABLE %s ADD COLUMN mood text");
+
+	check_placement(st.text, command, st.plain, st.n_plain, st.suffixed, st.n_suffixed);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(st.text, st.len));
 }

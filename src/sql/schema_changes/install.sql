@@ -19,6 +19,13 @@
 -- the router to each node or on a node to the node itself, where
 -- PostgreSQL runs the owner's index expressions as the owner. It comes
 -- before the shards area, which records a new copy in the ledger.
+--
+-- shardid.run_on_shards(template, command) runs what changes no definition
+-- the copies share (GRANT, REVOKE, COMMENT, reads) on every copy, with the
+-- same %s and the same fence, as each copy's owner, and returns a row per
+-- copy; batches commit on dblink connections (to this database itself on
+-- a node, to each node from a router), so it needs no ledger and is a
+-- function.
 
 \ir ddl_changes.sql
 \ir ddl_applied.sql
@@ -63,3 +70,11 @@
 \ir _apply_ddl_here.sql
 \ir apply_ddl.sql
 \ir abandon_ddl.sql
+\ir _run_on_shards_command.sql
+\ir _run_on_shards_check.sql
+\ir _run_on_shards_start.sql
+\ir _run_on_shards_batch.sql
+\ir _run_on_shards_send.sql
+\ir _run_on_shards_here.sql
+\ir router/_run_on_shards_router.sql
+\ir run_on_shards.sql

@@ -1,0 +1,82 @@
+-- run_on_shards() on the router: the caller checked (an administrator, who
+-- may read shardid.nodes), dblink, the template's name (schema-qualified:
+-- the router has no search_path of the nodes) and the command, then every
+-- node in name order over one dblink connection (_node_connect:
+-- search_path pinned): its template, then the shards placed on it, in
+-- batches of batch_size, each batch one transaction there
+-- (_run_on_shards_batch, committed when it returns). The router writes
+-- nothing: this is a function, and its rows are the nodes' rows with the
+-- node's name. A node it cannot reach, or whose batch fails as a whole
+-- (no such template there, a refusal), gives one row (shard NULL, success
+-- false, the error) and the next node goes on; a cancel stops it all.
+-- A node with neither the template nor a shard gives no row.
+CREATE OR REPLACE FUNCTION shardid_internal._run_on_shards_router(template text, command text, batch_size integer)
+    RETURNS TABLE (shard integer, node text, success boolean, result text)
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    conn  CONSTANT text := 'shardid_run_on_shards';
+    parts text[];
+    canon text;
+    n     text;
+    after integer;
+    batch integer[];
+    first boolean;
+    got   jsonb;
+    st    text;
+    msg   text;
+BEGIN
+    IF template IS NULL OR command IS NULL THEN
+        RAISE EXCEPTION 'run_on_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT has_table_privilege('shardid.nodes', 'SELECT') THEN
+        RAISE EXCEPTION 'permission denied to run a command on the nodes'
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'On a router, run_on_shards() connects to every node as shardid.nodes says: it is for administrators.';
+    END IF;
+    PERFORM shardid_internal._dblink_schema();
+    parts := parse_ident(template);
+    IF cardinality(parts) <> 2 THEN
+        RAISE EXCEPTION 'template "%" must be schema-qualified on a router', template
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'The router has no search_path of the nodes to resolve it with.';
+    END IF;
+    canon := format('%I.%I', parts[1], parts[2]);
+    PERFORM shardid_internal._run_on_shards_check(command, parts[1], parts[2]);
+    PERFORM shardid_internal._run_on_shards_check(command, 'shard_0000', parts[2]);
+    FOR n IN SELECT d.node FROM shardid.nodes AS d ORDER BY d.node LOOP
+        after := -1;
+        first := true;
+        BEGIN
+            PERFORM shardid_internal._node_close(conn);
+            PERFORM shardid_internal._node_connect(conn, n);
+            PERFORM shardid_internal._node(conn, 'SET application_name = ''shardid_run_on_shards''', n);
+            -- a batch there ends within a second of this session's end
+            PERFORM shardid_internal._node(conn, 'SET client_connection_check_interval = ''1s''', n);
+            LOOP
+                SELECT array_agg(g.shard ORDER BY g.shard) INTO batch
+                  FROM (SELECT p.shard FROM shardid.shard_placement AS p
+                         WHERE p.node = n AND p.shard > after ORDER BY p.shard LIMIT batch_size) AS g;
+                EXIT WHEN batch IS NULL AND NOT first;
+                got := shardid_internal._run_on_shards_send(conn, n, canon, command, batch, first, NULL, true);
+                RETURN QUERY SELECT b.shard, n, b.success, b.result
+                               FROM jsonb_to_recordset(got) AS b(shard integer, success boolean, result text);
+                first := false;
+                EXIT WHEN batch IS NULL;
+                after := batch[cardinality(batch)];
+            END LOOP;
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+            PERFORM shardid_internal._node_close(conn);
+            RETURN QUERY SELECT NULL::integer, n, false, format('%s (SQLSTATE %s)', msg, st);
+        END;
+    END LOOP;
+    PERFORM shardid_internal._node_close(conn);
+END
+$$;
+
+REVOKE ALL ON FUNCTION shardid_internal._run_on_shards_router(text, text, integer) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid_internal._run_on_shards_router(text, text, integer) IS
+    'Internal: run_on_shards() on the router: checks caller, dblink, template name and command, then runs it on every node in name order (its template, then its placed shards, a node transaction per batch); a row per target, one failed row for a node that fails as a whole.';
