@@ -17,3 +17,7 @@
 DROP FUNCTION shardid_internal._move_abort_end(shardid_internal._move_run);
 DROP FUNCTION shardid_internal._move_aborted(shardid_internal._move_run, text);
 DROP FUNCTION shardid_internal._move_failure(shardid_internal._move_run);
+
+-- check_cluster(): one function per kind (operations/router/_check_*.sql);
+-- _check_unsafe_name() lists what _node_facts_unsafe() did.
+DROP FUNCTION shardid_internal._node_facts_unsafe(jsonb);
