@@ -24,7 +24,6 @@
 \ir _drop_retired_copy.sql
 \ir router/_drop_retired_copy_on.sql
 \ir router/_retired_copies_due.sql
-\ir router/_drop_retired_copy_counted.sql
 \ir router/drop_retired_copies.sql
 \ir router/_live_shards.sql
 \ir router/check_cluster_kinds.sql
