@@ -32,7 +32,7 @@ AS $$
     SELECT 'move_leftover', r.shard, f.key,
            pg_catalog.format('schema %s on node "%s" has shardid''s freeze triggers and no move from there is in progress', x.schema_name, f.key),
            f.key,
-           pg_catalog.format('SELECT shardid.thaw_shard_tables(%L);', x.schema_name)
+           pg_catalog.format('SELECT shardid.unfreeze_shard_tables(%L);', x.schema_name)
       FROM jsonb_each(facts) AS f
      CROSS JOIN jsonb_array_elements_text(f.value->'frozen') AS x(schema_name)
       LEFT JOIN LATERAL (SELECT (s->>'shard')::integer AS shard FROM jsonb_array_elements(f.value->'shards') AS s
