@@ -196,7 +196,7 @@ SET ROLE regress_if_user;
 INSERT INTO shard_0001.posts (body) VALUES ('frozen');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
-SELECT shardid.thaw_shard_tables('shard_0001');
+SELECT shardid.unfreeze_shard_tables('shard_0001');
 SET ROLE regress_if_user;
 INSERT INTO shard_0001.posts (body) VALUES ('thawed') RETURNING shardid.id_shard(id) AS shard;
 RESET ROLE;

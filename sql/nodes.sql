@@ -176,7 +176,7 @@ SELECT shardid.freeze_shard_tables('Shard''; DROP TABLE x; --', 9, 'b');   -- ag
 SELECT count(*) AS frozen_triggers FROM pg_trigger WHERE tgname = 'shardid_move_frozen';
 INSERT INTO "Shard'; DROP TABLE x; --"."Posts" VALUES (1);
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
-SELECT shardid.thaw_shard_tables('Shard''; DROP TABLE x; --');
+SELECT shardid.unfreeze_shard_tables('Shard''; DROP TABLE x; --');
 INSERT INTO "Shard'; DROP TABLE x; --"."Posts" VALUES (1);
 -- Retiring it: detached, renamed, writes refused.
 SELECT shardid.attach_shard(9, 'Shard''; DROP TABLE x; --');

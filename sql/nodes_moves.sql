@@ -247,7 +247,7 @@ SELECT shardid.freeze_shard_tables('shard_0002', 2, 'mb');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 SELECT shardid.retire_shard(2, 'mb', 'shard_0002_moved_1');
 SELECT tgname, tgfoid::regproc FROM pg_trigger WHERE tgrelid = 'shard_0002_moved_1_2.posts'::regclass ORDER BY tgname;
-SELECT shardid.thaw_shard_tables('shard_0002_moved_1_2') AS thawed;
+SELECT shardid.thaw_shard_tables('shard_0002_moved_1_2') AS thawed;  -- the name before 0.4, deprecated
 DROP SCHEMA shard_0002_moved_1, shard_0002_moved_1_2 CASCADE;
 SELECT shardid.create_shard(2) IS NOT NULL AS recreated;
 DROP FUNCTION public.tenant_trigger();
@@ -343,7 +343,7 @@ SELECT dblink_connect('mover', :'base' || 'regress_moves_a');
 SELECT * FROM dblink('mover', 'SELECT shardid.freeze_shard_tables(''shard_0003'', 3, ''mb'')') AS t(n integer);
 SELECT dblink_disconnect('mover');
 SELECT dblink_exec('writer', 'INSERT INTO shard_0003.posts (user_id, body) VALUES (3, ''refused'')');
-SELECT * FROM dblink('writer', 'SELECT shardid.thaw_shard_tables(''shard_0003'')') AS t(n integer);
+SELECT * FROM dblink('writer', 'SELECT shardid.unfreeze_shard_tables(''shard_0003'')') AS t(n integer);
 SELECT * FROM dblink('writer', 'SELECT body FROM shard_0003.posts') AS t(body text);
 SELECT dblink_disconnect('writer');
 

@@ -567,7 +567,7 @@ test('live: a router and two nodes', { skip: !live && 'SHARDID_LIVE not set (tes
     });
     await t.test('a frozen shard waits for the thaw', async () => {
       await admin('a', "SELECT shardid.freeze_shard_tables('shard_0003', 3, 'b')");
-      const thaw = new Promise((resolve) => setTimeout(resolve, 400)).then(() => admin('a', "SELECT shardid.thaw_shard_tables('shard_0003')"));
+      const thaw = new Promise((resolve) => setTimeout(resolve, 400)).then(() => admin('a', "SELECT shardid.unfreeze_shard_tables('shard_0003')"));
       const retries = m.retries;
       const start = performance.now();
       const id = await m.run(3, (c) => insert(3, c, 'after the thaw'));
@@ -586,7 +586,7 @@ test('live: a router and two nodes', { skip: !live && 'SHARDID_LIVE not set (tes
         assert.ok(m2.retries > 2);
         assert.equal(await m2.run(4, async (c) => (await c.query('SELECT count(*) >= 0 AS ok FROM shard_0004.posts')).rows[0].ok), true);
       } finally {
-        await admin('a', "SELECT shardid.thaw_shard_tables('shard_0004')");
+        await admin('a', "SELECT shardid.unfreeze_shard_tables('shard_0004')");
         await m2.close();
       }
     });

@@ -751,7 +751,7 @@ class Live(unittest.TestCase):
             admin.execute("SELECT shardid.freeze_shard_tables('shard_0003', 3, 'b')")
             def thaw():
                 with self.admin("a") as conn:
-                    conn.execute("SELECT shardid.thaw_shard_tables('shard_0003')")
+                    conn.execute("SELECT shardid.unfreeze_shard_tables('shard_0003')")
 
             timer = threading.Timer(0.4, thaw)
             timer.start()
@@ -776,7 +776,7 @@ class Live(unittest.TestCase):
                 # reads go on while frozen
                 self.assertEqual(m.run(4, lambda conn: conn.execute("SELECT count(*) >= 0 FROM shard_0004.posts").fetchone()[0]), True)
             finally:
-                admin.execute("SELECT shardid.thaw_shard_tables('shard_0004')")
+                admin.execute("SELECT shardid.unfreeze_shard_tables('shard_0004')")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,14 @@
                              once, no folder holds more than 60 files, and an
                              object calls only into its own area, common/
                              and the areas installed before it
+  sql_sources.py kinds       check_cluster()'s kinds, listed once by the view
+                             shardid.check_cluster_kinds: each has its
+                             function _check_<kind>() (and no such function
+                             is left without a kind), and docs/reference.md
+                             (check_cluster's list), docs/monitoring.md (its
+                             table of kinds) and every exporter file under
+                             examples/ that reads check_cluster() (by reading
+                             the view, or listing them) name each, and no other
   sql_sources.py skeleton    prints the reference entries the sources call for
                              (a start for a new object's entry)
   sql_sources.py fence       no source switches roles by hand (SET ROLE, RESET
@@ -327,6 +335,60 @@ def check_fence():
     return problems, n
 
 
+KINDS_VIEW = 'src/sql/operations/router/check_cluster_kinds.sql'
+
+
+def check_kinds():
+    """check_cluster()'s kinds: the view's rows against the _check_<kind>()
+    functions, the docs and the exporters."""
+    text = strip_sql_comments(open(os.path.join(TOP, KINDS_VIEW), encoding='utf-8').read())
+    kinds = re.findall(r"^\s*\(\d+,\s*'(\w+)',", text, re.M)
+    problems = []
+    if not kinds:
+        return ['%s: no kind found (rows "(step, \'kind\', \'summary\')")' % KINDS_VIEW], 0
+    for k in sorted(set(k for k in kinds if kinds.count(k) > 1)):
+        problems.append('%s lists kind %s twice' % (KINDS_VIEW, k))
+    # a kind's function: its own file beside the view
+    checks = set(os.path.basename(f)[len('_check_'):-len('.sql')]
+                 for f in glob.glob(os.path.join(TOP, os.path.dirname(KINDS_VIEW), '_check_*.sql')))
+    for k in kinds:
+        if k not in checks:
+            problems.append('kind %s has no function shardid_internal._check_%s()' % (k, k))
+    for k in sorted(checks - set(kinds)):
+        problems.append('shardid_internal._check_%s() is no kind of %s' % (k, KINDS_VIEW))
+
+    def compare(where, named):
+        for k in kinds:
+            if k not in named:
+                problems.append('%s does not name kind %s' % (where, k))
+        for k in sorted(set(named) - set(kinds)):
+            problems.append('%s names %s, which is no kind of %s' % (where, k, KINDS_VIEW))
+
+    ref = open(os.path.join(TOP, 'docs', 'reference.md'), encoding='utf-8').read()
+    m = re.search(r'The kinds \(`shardid\.check_cluster_kinds`.*?\):\s*((?:`\w+`[,.]?\s*)+)', ref, re.S)
+    compare('docs/reference.md (check_cluster\'s kinds)', re.findall(r'`(\w+)`', m.group(1)) if m else [])
+    mon = open(os.path.join(TOP, 'docs', 'monitoring.md'), encoding='utf-8').read()
+    m = re.search(r'^\| kind \| what \| fix \|\n\|[-|]+\|\n((?:\|.*\n)+)', mon, re.M)
+    compare('docs/monitoring.md (the table of kinds)',
+            [k for row in (m.group(1).splitlines() if m else []) for k in re.findall(r'`(\w+)`', row.split('|')[1])])
+    files = 0
+    for path in sorted(glob.glob(os.path.join(TOP, 'examples', '**', '*'), recursive=True)):
+        if not os.path.isfile(path) or not path.endswith(('.yaml', '.yml', '.sql')):
+            continue
+        text = open(path, encoding='utf-8').read()
+        if 'check_cluster()' not in text or not re.search(r'\bkind\b', text):
+            continue
+        rel = os.path.relpath(path, TOP)
+        if rel.endswith('router_setup.sql'):
+            continue   # defines the exporter's wrapper, counts no kind
+        files += 1
+        if 'shardid.check_cluster_kinds' in text:
+            continue
+        listed = re.search(r'ARRAY\[([^\]]*)\]', text)
+        compare(rel, re.findall(r"'(\w+)'", listed.group(1)) if listed else [])
+    return problems, (len(kinds), files)
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else ''
     if what == 'skeleton':
@@ -341,11 +403,15 @@ def main():
     elif what == 'areas':
         problems, (a, f, c) = check_areas()
         label = '%d areas, %d files each named once, %d calls, none into a later area' % (a, f, c)
+    elif what == 'kinds':
+        problems, (k, f) = check_kinds()
+        label = ('%d kinds of check_cluster(), each with its function, in docs/reference.md, docs/monitoring.md '
+                 'and %d exporter files' % (k, f))
     elif what == 'fence':
         problems, n = check_fence()
         label = '%d SQL and C sources, no role switched outside the fence' % n
     else:
-        print('usage: sql_sources.py objects|reference|areas|fence|skeleton', file=sys.stderr)
+        print('usage: sql_sources.py objects|reference|areas|kinds|fence|skeleton', file=sys.stderr)
         return 2
     for p in problems:
         print(p)

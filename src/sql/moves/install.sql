@@ -27,6 +27,7 @@
 
 \ir node/_release_lease.sql
 \ir node/freeze_shard_tables.sql
+\ir node/unfreeze_shard_tables.sql
 \ir node/thaw_shard_tables.sql
 \ir node/retired_schemas.sql
 \ir node/retire_shard.sql

@@ -7,7 +7,7 @@
 -- triggers, known by their function), and unfinished apply_ddl() changes
 -- (ID, template, command) when this version has the ledger. The router
 -- validates every name before it builds text with it
--- (_node_facts_unsafe()).
+-- (_check_unsafe_name()).
 CREATE OR REPLACE FUNCTION shardid_internal._node_facts() RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp

@@ -2,7 +2,11 @@
 -- the rest what a node answers it. Last: it reads every other area.
 --
 -- check_cluster() reads every node once over dblink (_node_facts() there)
--- and reports what is wrong, each problem with the command that fixes it.
+-- and reports what is wrong, each problem with the command that fixes it:
+-- one function per kind (router/_check_<kind>.sql), the kinds listed once
+-- (router/check_cluster_kinds.sql). A new kind: its function, its row in
+-- check_cluster_kinds, its line here, its rows in docs/reference.md and
+-- docs/monitoring.md (test/lint/run kinds checks them).
 -- The retired copies moves keep on their sources (move_shard() without
 -- drop_old): listed by the view retired_copies, dropped by
 -- drop_retired_copies(). All of it is for administrators (EXECUTE revoked
@@ -13,7 +17,6 @@
 \ir _retired_copy_check.sql
 \ir _retired_here.sql
 \ir _node_facts.sql
-\ir router/_node_facts_unsafe.sql
 \ir router/_node_facts_safe.sql
 \ir router/_ddl_finish_by_id.sql
 \ir router/_retired_copies.sql
@@ -21,6 +24,23 @@
 \ir _drop_retired_copy.sql
 \ir router/_drop_retired_copy_on.sql
 \ir router/_retired_copies_due.sql
-\ir router/_drop_retired_copy_counted.sql
 \ir router/drop_retired_copies.sql
+\ir router/_live_shards.sql
+\ir router/check_cluster_kinds.sql
+\ir router/_check_node_unreachable.sql
+\ir router/_check_node_unreadable.sql
+\ir router/_check_extension_missing.sql
+\ir router/_check_extension_version.sql
+\ir router/_check_unsafe_name.sql
+\ir router/_check_layout_differs.sql
+\ir router/_check_shard_live_twice.sql
+\ir router/_check_shard_live_nowhere.sql
+\ir router/_check_placement_wrong_node.sql
+\ir router/_check_shard_not_placed.sql
+\ir router/_check_template_differs.sql
+\ir router/_check_move_leftover.sql
+\ir router/_check_move_stalled.sql
+\ir router/_check_proxy_out_of_step.sql
+\ir router/_check_ddl_unfinished.sql
+\ir router/_check_copy_differs.sql
 \ir router/check_cluster.sql

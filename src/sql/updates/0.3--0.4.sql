@@ -17,3 +17,12 @@
 DROP FUNCTION shardid_internal._move_abort_end(shardid_internal._move_run);
 DROP FUNCTION shardid_internal._move_aborted(shardid_internal._move_run, text);
 DROP FUNCTION shardid_internal._move_failure(shardid_internal._move_run);
+
+-- check_cluster(): one function per kind (operations/router/_check_*.sql);
+-- _check_unsafe_name() lists what _node_facts_unsafe() did.
+DROP FUNCTION shardid_internal._node_facts_unsafe(jsonb);
+
+-- drop_retired_copies(): _drop_retired_copy_on() drops or keeps one copy
+-- and counts it (it took _drop_retired_copy_counted()'s part).
+DROP FUNCTION shardid_internal._drop_retired_copy_counted(bigint[], text, name, boolean, text);
+DROP FUNCTION shardid_internal._drop_retired_copy_on(text, name);

@@ -13,7 +13,7 @@
 -- go through again, since nothing is routed elsewhere before the freeze is
 -- made permanent. Writes that went through a lapsed lease hold the table
 -- locks that re-making the trigger waits for. Without lease (or called
--- again without it) the freeze is permanent until thaw_shard_tables():
+-- again without it) the freeze is permanent until unfreeze_shard_tables():
 -- what a move sets just before it repoints the router, and what an offline
 -- move and a manual freeze use.
 CREATE OR REPLACE FUNCTION shardid.freeze_shard_tables(schema_name name, shard integer, target text, lease boolean DEFAULT false)

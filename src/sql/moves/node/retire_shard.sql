@@ -31,7 +31,7 @@ BEGIN
     SELECT pg_catalog.to_regclass(pg_catalog.format('%I.%I', r.sequence_schema, r.sequence_name)) INTO seq
       FROM shardid.shard_registry AS r WHERE r.shard = retire_shard.shard;
     nsp := shardid.detach_shard(shard);
-    PERFORM shardid.thaw_shard_tables(nsp);
+    PERFORM shardid.unfreeze_shard_tables(nsp);
     IF new_name IS NULL THEN
         EXECUTE pg_catalog.format('DROP SCHEMA %I CASCADE', nsp);
         RETURN NULL;

@@ -2,7 +2,7 @@
 -- 'aborting'), each on its own so one unreachable node stops none of the
 -- others, and the source first (the target is not routed, so the shard
 -- must be writable where it is):
---   1. source: the freeze triggers dropped (thaw_shard_tables);
+--   1. source: the freeze triggers dropped (unfreeze_shard_tables);
 --   2. target: the subscription disabled, detached, dropped (and 15's role);
 --   3. source: the move's slot, the table-sync slots, the publication;
 --   4. target: the copy unregistered and dropped (not if step 2 failed).
@@ -26,7 +26,7 @@ BEGIN
 
     -- 1. the source writable again, before anything else
     step := shardid_internal._move_rollback_step('shardid_move_source', m.source,
-                                        format('SELECT shardid.thaw_shard_tables(%L)', m.schema_name),
+                                        format('SELECT shardid.unfreeze_shard_tables(%L)', m.schema_name),
                                         format('the freeze of shard %s', m.shard));
     remaining := ARRAY[step ->> 'left'];
     -- 2. the subscription, without the source

@@ -1,5 +1,5 @@
 -- Router, check_cluster(): a node's facts (_node_facts()) without what
--- holds a control character (_node_facts_unsafe() lists it): sharded
+-- holds a control character (_check_unsafe_name() reports it): sharded
 -- tables, frozen schemas, publications, subscriptions, slots, roles and
 -- unfinished apply_ddl() changes are left out; a shard stays (its place is
 -- still checked), its schema name is never put into a fix.

@@ -18,7 +18,7 @@ BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.drop_retired_copies()',
                                              'after every copy it drops');
     FOR copies IN SELECT c.node, c.schema_name, c.droppable, c.reason FROM shardid_internal._retired_copies_due(older_than) AS c LOOP
-        counts := shardid_internal._drop_retired_copy_counted(counts, copies.node, copies.schema_name, copies.droppable, copies.reason);
+        counts := shardid_internal._drop_retired_copy_on(counts, copies.node, copies.schema_name, copies.droppable, copies.reason);
         COMMIT;
     END LOOP;
     RAISE NOTICE 'drop_retired_copies: % dropped (%), % kept', counts[1], pg_catalog.pg_size_pretty(counts[2]), counts[3];
