@@ -1,10 +1,12 @@
 // rebalance.cpp — the rebalance planner (rebalance.hpp): checks the input,
-// then plans one step at a time over each node's movable shards, sorted by
-// cost.
+// drains the closed nodes, then plans one step at a time over each open
+// node's movable shards, sorted by cost.
 //
-// Cost: each step sorts the nodes and, per source tried, binary-searches
-// its shards for D/2; shards already moved are skipped by union-find
-// pointers, so a step never walks over them one by one.
+// Cost: the drain sorts the closed nodes' shards once and keeps the open
+// nodes in a heap by load, O(log k) a move. Each balancing step sorts the
+// nodes and, per source tried, binary-searches its shards for D/2; shards
+// already moved are skipped by union-find pointers, so a step never walks
+// over them one by one.
 #include "rebalance.hpp"
 
 #include <algorithm>
@@ -38,7 +40,9 @@ struct Work {
 	std::size_t *run_start;    // n_shards: the first candidate of the same node and cost
 	std::size_t *next_free;    // n_shards + 1: see Untaken
 	std::size_t *prev_free;    // n_shards + 1
-	std::size_t *by_load;      // n_nodes: sources, fullest first
+	std::size_t *by_load;      // n_nodes: sources, fullest first (the drain: a heap)
+	bool *closed;              // n_nodes: node n (0 .. k-1) takes no shard
+	std::size_t *drain;        // n_shards: candidates leaving closed nodes, in turn
 };
 
 // Lays Work out in a workspace; with base == nullptr it only measures, so
@@ -77,6 +81,8 @@ carve(Carver &c, std::size_t n_nodes, std::size_t n_shards)
 	w.next_free = c.take<std::size_t>(n_shards + 1);
 	w.prev_free = c.take<std::size_t>(n_shards + 1);
 	w.by_load = c.take<std::size_t>(n_nodes);
+	w.closed = c.take<bool>(n_nodes);
+	w.drain = c.take<std::size_t>(n_shards);
 	return w;
 }
 
@@ -164,17 +170,21 @@ check_shards(const PlanInput &in, const Work &w, std::size_t k)
 	if (in.strategy == Strategy::by_size)
 		for (std::size_t j = 0; j < in.n_shards; ++j) {
 			const std::size_t i = w.shard_order[j];
-			if ((in.bytes_null != nullptr && in.bytes_null[i]) || in.shard_bytes[i] < 0)
+			const bool null = in.bytes_null != nullptr && in.bytes_null[i];
+			if ((null && !in.drain_only) || (!null && in.shard_bytes[i] < 0))
 				return refusal(PlanError::Kind::size_missing, in.shards[i]);
 		}
 	return refusal(PlanError::Kind::none, 0);
 }
 
-// What a shard weighs in its node's load.
+// What a shard weighs in its node's load; a NULL size (drain_only only)
+// nothing, as drain_plan()'s sum() skipped it.
 std::int64_t
 cost_of(const PlanInput &in, std::size_t i)
 {
-	return in.strategy == Strategy::by_count ? 1 : in.shard_bytes[i];
+	if (in.strategy == Strategy::by_count)
+		return 1;
+	return in.bytes_null != nullptr && in.bytes_null[i] ? 0 : in.shard_bytes[i];
 }
 
 // Each node's load, every shard counted (pinned too); false when one is
@@ -193,17 +203,20 @@ count_loads(const PlanInput &in, const Work &w, std::size_t k)
 	return true;
 }
 
-// by_size, floor(total load / (10 k)); the total itself may not fit in 64
-// bits, so the quotient is summed node by node with the remainders carried.
+// by_size, floor(total load / (10 k)) over the k_open open nodes; the
+// total itself may not fit in 64 bits, so the quotient is summed node by
+// node with the remainders carried.
 std::int64_t
-tolerance(const PlanInput &in, const Work &w, std::size_t k)
+tolerance(const PlanInput &in, const Work &w, std::size_t k, std::size_t k_open)
 {
 	if (in.strategy == Strategy::by_count)
 		return 0;
-	const std::int64_t d = static_cast<std::int64_t>(k) * 10;
+	const std::int64_t d = static_cast<std::int64_t>(k_open) * 10;
 	std::int64_t quotient = 0;
 	std::int64_t remainder = 0;
 	for (std::size_t n = 0; n < k; ++n) {
+		if (w.closed[n])
+			continue;
 		quotient += w.load[n] / d;
 		remainder += w.load[n] % d;
 		if (remainder >= d) {
@@ -212,6 +225,19 @@ tolerance(const PlanInput &in, const Work &w, std::size_t k)
 		}
 	}
 	return quotient;
+}
+
+// Marks the closed nodes (a name closed in any of its entries); returns
+// how many of the k are open.
+std::size_t
+mark_closed(const PlanInput &in, const Work &w, std::size_t k)
+{
+	std::fill(w.closed, w.closed + k, false);
+	if (in.node_closed != nullptr)
+		for (std::size_t i = 0; i < in.n_nodes; ++i)
+			if (in.node_closed[i] && in.nodes[i].data != nullptr)
+				w.closed[find_node(in, w, k, in.nodes[i])] = true;
+	return static_cast<std::size_t>(std::count(w.closed, w.closed + k, false));
 }
 
 // Marks the shards in in.pinned (all of them if a pin is NULL).
@@ -260,6 +286,51 @@ collect_candidates(const PlanInput &in, const Work &w, std::size_t k)
 								 ? w.run_start[i - 1]
 								 : i;
 	return m;
+}
+
+// With no node open, the smallest shard that must leave a closed one:
+// nowhere to send it. Else none.
+PlanError
+check_open(const PlanInput &in, const Work &w, std::size_t k_open)
+{
+	if (k_open == 0)
+		for (std::size_t j = 0; j < in.n_shards; ++j) {
+			const std::size_t i = w.shard_order[j];
+			if (!w.pinned[i] && w.closed[w.node_of[i]]) {
+				PlanError e = refusal(PlanError::Kind::no_open_node, in.shards[i]);
+				e.node = w.node_order[w.node_of[i]];
+				return e;
+			}
+		}
+	return refusal(PlanError::Kind::none, 0);
+}
+
+// Lists the candidates of the closed nodes in w.drain, in the order they
+// leave: by_size the largest first, a NULL size last (drain_plan()'s
+// "bytes DESC NULLS LAST"), then the highest shard number; returns how
+// many.
+std::size_t
+list_drain(const PlanInput &in, const Work &w, std::size_t k)
+{
+	std::size_t n = 0;
+	for (std::size_t node = 0; node < k; ++node)
+		if (w.closed[node])
+			for (std::size_t p = w.cand_begin[node]; p < w.cand_begin[node + 1]; ++p)
+				w.drain[n++] = p;
+	const auto sized = [&](std::size_t p) {
+		return in.strategy == Strategy::by_size &&
+			   !(in.bytes_null != nullptr && in.bytes_null[w.cand[p].index]);
+	};
+	std::sort(w.drain, w.drain + n, [&](std::size_t a, std::size_t b) {
+		const Candidate &x = w.cand[a];
+		const Candidate &y = w.cand[b];
+		if (sized(a) != sized(b))
+			return sized(a);
+		if (sized(a) && x.cost != y.cost)
+			return x.cost > y.cost;
+		return x.shard > y.shard;
+	});
+	return n;
 }
 
 // The candidates not taken yet, as two union-find forests that skip taken
@@ -341,25 +412,27 @@ struct Choice {
 	std::size_t candidate;
 };
 
-// The first pair, sources fullest first and targets emptiest first (equal
-// loads: by name), whose gap is over the tolerance and that has a shard to
-// move. Only the emptiest target need be tried: the shards that fit a gap
-// (0 < c, 3c <= 2D) fit any wider one too, so a source that has none for
-// the widest of its gaps has none for the others.
+// The first pair of open nodes, sources fullest first and targets emptiest
+// first (equal loads: by name), whose gap is over the tolerance and that
+// has a shard to move. Only the emptiest target need be tried: the shards
+// that fit a gap (0 < c, 3c <= 2D) fit any wider one too, so a source that
+// has none for the widest of its gaps has none for the others.
 Choice
 choose(const Work &w, Untaken &untaken, std::size_t k, std::int64_t tol)
 {
 	const std::int64_t *load = w.load;
+	std::size_t open = 0;
+	std::size_t t = kNone;
 	for (std::size_t n = 0; n < k; ++n)
-		w.by_load[n] = n;
-	std::sort(w.by_load, w.by_load + k, [&](std::size_t a, std::size_t b) {
+		if (!w.closed[n]) {
+			w.by_load[open++] = n;
+			if (t == kNone || load[n] < load[t])
+				t = n;
+		}
+	std::sort(w.by_load, w.by_load + open, [&](std::size_t a, std::size_t b) {
 		return load[a] > load[b] || (load[a] == load[b] && a < b);
 	});
-	std::size_t t = 0;
-	for (std::size_t n = 1; n < k; ++n)
-		if (load[n] < load[t])
-			t = n;
-	for (std::size_t i = 0; i < k; ++i) {
+	for (std::size_t i = 0; i < open; ++i) {
 		const std::size_t s = w.by_load[i];
 		const std::int64_t gap = load[s] - load[t];
 		if (gap <= tol)
@@ -369,6 +442,68 @@ choose(const Work &w, Untaken &untaken, std::size_t k, std::int64_t tol)
 			return Choice{s, t, c};
 	}
 	return Choice{kNone, kNone, kNone};
+}
+
+// The move of candidate p from node source to node target (0 .. k-1), as
+// step done + 1.
+Move
+move_of(const PlanInput &in, const Work &w, std::size_t p, std::size_t source, std::size_t target,
+		std::size_t done)
+{
+	const Candidate &c = w.cand[p];
+	return Move{static_cast<std::int32_t>(done + 1),
+				c.shard,
+				c.index,
+				w.node_order[source],
+				w.node_order[target],
+				in.shard_bytes[c.index],
+				in.bytes_null != nullptr && in.bytes_null[c.index]};
+}
+
+// Moves the n_drain shards of w.drain off the closed nodes, each to the
+// open node then emptiest (ties: by name, as drain_plan()'s first minimum
+// of the names in order), until max_moves; returns how many moved, or
+// kNone with the shard in *too_large when the emptiest node cannot take it
+// within 2^63 - 1 (nor can any other). Unlike a balancing step, a drain
+// can fill a node past the fullest, hence the check.
+std::size_t
+drain_closed(const PlanInput &in, const Work &w, Untaken &untaken, std::size_t k,
+			 std::size_t n_drain, Move *moves, std::int32_t *too_large)
+{
+	std::int64_t *load = w.load;
+	std::size_t *heap = w.by_load;
+	std::size_t open = 0;
+	for (std::size_t n = 0; n < k; ++n)
+		if (!w.closed[n])
+			heap[open++] = n;
+	// std's heaps put first what no other is ordered after: by "fuller",
+	// the emptiest node, the first by name of equal loads
+	const auto fuller = [&](std::size_t a, std::size_t b) {
+		return load[a] > load[b] || (load[a] == load[b] && a > b);
+	};
+	std::make_heap(heap, heap + open, fuller);
+	std::size_t done = 0;
+	for (std::size_t j = 0; j < n_drain; ++j) {
+		if (in.max_moves >= 0 &&
+			static_cast<std::uint64_t>(done) >= static_cast<std::uint64_t>(in.max_moves))
+			break;
+		const std::size_t p = w.drain[j];
+		const Candidate &c = w.cand[p];
+		const std::size_t s = w.node_of[c.index];
+		const std::size_t t = heap[0];
+		if (c.cost > kMaxLoad - load[t]) {
+			*too_large = c.shard;
+			return kNone;
+		}
+		untaken.take(p);
+		load[s] -= c.cost;
+		load[t] += c.cost;
+		std::pop_heap(heap, heap + open, fuller);
+		std::push_heap(heap, heap + open, fuller);
+		moves[done] = move_of(in, w, p, s, t, done);
+		++done;
+	}
+	return done;
 }
 
 }  // namespace
@@ -395,16 +530,29 @@ plan_moves(const PlanInput &in, void *workspace, Move *moves, std::size_t *n_mov
 	const Work w = carve(carver, in.n_nodes, in.n_shards);
 	const std::size_t k = unique_nodes(in, w);
 	const PlanError checked = check_shards(in, w, k);
-	if (checked.kind != PlanError::Kind::none || k < 2)
+	if (checked.kind != PlanError::Kind::none)
 		return checked;
+	const std::size_t k_open = mark_closed(in, w, k);
+	mark_pinned(in, w);
+	const PlanError open = check_open(in, w, k_open);
+	if (open.kind != PlanError::Kind::none || k < 2)
+		return open;
 	if (!count_loads(in, w, k))
 		return refusal(PlanError::Kind::load_too_large, 0);
-	const std::int64_t tol = tolerance(in, w, k);
-	mark_pinned(in, w);
 	const std::size_t m = collect_candidates(in, w, k);
 	Untaken untaken(w.next_free, w.prev_free, m);
 
-	std::size_t done = 0;
+	std::int32_t too_large = 0;
+	std::size_t done = drain_closed(in, w, untaken, k, list_drain(in, w, k), moves, &too_large);
+	if (done == kNone)
+		return refusal(PlanError::Kind::load_too_large, too_large);
+	if (in.drain_only || k_open < 2) {
+		*n_moves = done;
+		return checked;
+	}
+
+	// the tolerance of the loads the drain left
+	const std::int64_t tol = tolerance(in, w, k, k_open);
 	while (in.max_moves < 0 ||
 		   static_cast<std::uint64_t>(done) < static_cast<std::uint64_t>(in.max_moves)) {
 		const Choice step = choose(w, untaken, k, tol);
@@ -415,13 +563,7 @@ plan_moves(const PlanInput &in, void *workspace, Move *moves, std::size_t *n_mov
 		untaken.take(step.candidate);
 		w.load[step.source] -= c.cost;
 		w.load[step.target] += c.cost;
-		moves[done] = Move{static_cast<std::int32_t>(done + 1),
-						   c.shard,
-						   c.index,
-						   w.node_order[step.source],
-						   w.node_order[step.target],
-						   in.shard_bytes[c.index],
-						   in.bytes_null != nullptr && in.bytes_null[c.index]};
+		moves[done] = move_of(in, w, step.candidate, step.source, step.target, done);
 		++done;
 	}
 	*n_moves = done;

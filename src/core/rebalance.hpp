@@ -24,6 +24,22 @@
 // frozen, or excluded by the caller) load the node given for them but never
 // move. The plan ends when no pair has such a shard, or after max_moves.
 //
+// Closed nodes (PlanInput::node_closed: a node being drained, or one that
+// is to take no more shards; Citus's shouldhaveshards = false) never
+// receive a shard, and every movable shard on them leaves first, in the
+// order of drain_plan()'s loop, which this replaces: largest first by_size
+// (NULL sizes last), else highest-numbered first, each to the open node
+// that is then the emptiest (equal loads: by name), loads counted as
+// above. These moves need no gap and no bound on c: the shard must go. The
+// shards of several closed nodes go in one order, the largest first while
+// the open nodes are most alike, as greedy bin packing fills bins best.
+// With drain_only (Citus's drainOnly) the plan ends there; otherwise the
+// steps above follow among the open nodes: closed nodes are neither
+// sources nor targets and their load is not in the average, and the
+// tolerance is taken once the drain is done. Drained shards, having moved,
+// move no more; max_moves counts every move. With no node closed the plan
+// is the one described above, unchanged.
+//
 // The planner allocates nothing: the caller gives it a workspace of
 // plan_workspace_size() bytes and room for one Move per shard (a shard
 // moves at most once), so running out of memory is the caller's error to
@@ -71,6 +87,14 @@ struct PlanInput {
 	const std::int32_t *pinned;
 	std::size_t n_pinned;
 	bool pinned_has_null;
+	// parallel to nodes: true closes a node (no shard goes to it, its
+	// movable shards all leave); nullptr: every node is open. A name given
+	// more than once is closed if any of its entries is.
+	const bool *node_closed = nullptr;
+	// plan only the moves off closed nodes, none to even out the others.
+	// by_size then takes a NULL size too (the shard weighs 0 and leaves
+	// last), as drain_plan() did with a shard whose size no node reported.
+	bool drain_only = false;
 };
 
 // One planned move; source and target index PlanInput::nodes (the first of
@@ -93,13 +117,21 @@ struct PlanError {
 		lengths_differ,  // counts = {n_shards, n_shard_nodes, n_shard_bytes}
 		shard_repeated,  // the smallest shard given twice, or NULL (shard_is_null)
 		node_not_given,  // the smallest shard whose node is NULL or not in nodes
-		size_missing,    // by_size: the smallest shard whose size is NULL or negative
-		load_too_large,  // by_size, two nodes or more: a node's load is over 2^63 - 1
+		// by_size: the smallest shard whose size is negative, or NULL (but
+		// for drain_only)
+		size_missing,
+		// every node is closed and a shard must leave one: the smallest such
+		// shard, and its node
+		no_open_node,
+		// by_size, two nodes or more: a node's load is over 2^63 - 1, or
+		// would be with a drained shard (shard: that one; else 0)
+		load_too_large,
 	};
 	Kind kind;
 	std::int32_t shard;
 	bool shard_is_null;
 	std::size_t counts[3];
+	std::size_t node = 0;  // no_open_node: index into PlanInput::nodes
 };
 
 // Bytes of workspace plan_moves() needs for these many nodes and shards
@@ -110,7 +142,7 @@ std::size_t plan_workspace_size(std::size_t n_nodes, std::size_t n_shards) noexc
 // *n_moves), which has room for in.n_shards; workspace is
 // plan_workspace_size(in.n_nodes, in.n_shards) bytes, aligned for any
 // scalar type (malloc's or palloc's alignment). With fewer than two nodes
-// the input is still checked, and the plan is empty.
+// the input is still checked (no_open_node too), and the plan is empty.
 PlanError plan_moves(const PlanInput &in, void *workspace, Move *moves,
 					 std::size_t *n_moves) noexcept;
 

@@ -1,9 +1,12 @@
 // rebalance_test.cpp — unit tests of the rebalance planner plan_moves: the
 // plans of the pg_regress examples, ties and node name order, a new node,
 // pins, max_moves, the by_size tolerance and the 3c <= 2D bound at their
-// edges, zero sizes, fewer than two nodes, each refusal and its order, and
-// random inputs checked against a naive model of the same rules and
-// against the properties every plan must have.
+// edges, zero sizes, fewer than two nodes, each refusal and its order;
+// closed nodes and drain_only: the drain order and its ties, pins, NULL
+// sizes, max_moves, drain_plan()'s plans written out by hand, the balancing
+// among open nodes that follows, no open node; and random inputs checked
+// against a naive model of the same rules and against the properties
+// every plan must have.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,6 +46,8 @@ struct Case {
 	std::vector<std::optional<std::string>> shard_nodes;
 	std::vector<std::optional<std::int64_t>> bytes;
 	std::vector<std::optional<std::int32_t>> pinned;
+	std::vector<bool> closed;  // parallel to nodes; empty: node_closed nullptr
+	bool drain_only = false;
 };
 
 // A move as _rebalance_moves() returns it; bytes nullopt for NULL.
@@ -114,10 +119,16 @@ plan(const Case &c)
 			pinned_has_null = true;
 	}
 
-	const PlanInput in{c.strategy,         c.max_moves,      nodes.data(),     nodes.size(),
-					   shards.data(),      shard_null.get(), shards.size(),    shard_nodes.data(),
-					   shard_nodes.size(), bytes.data(),     bytes_null.get(), bytes.size(),
-					   pinned.data(),      pinned.size(),    pinned_has_null};
+	PlanInput in{c.strategy,         c.max_moves,      nodes.data(),     nodes.size(),
+				 shards.data(),      shard_null.get(), shards.size(),    shard_nodes.data(),
+				 shard_nodes.size(), bytes.data(),     bytes_null.get(), bytes.size(),
+				 pinned.data(),      pinned.size(),    pinned_has_null};
+	std::unique_ptr<bool[]> closed(new bool[c.nodes.size() + 1]);
+	for (std::size_t i = 0; i < c.nodes.size(); ++i)
+		closed[i] = i < c.closed.size() && c.closed[i];
+	if (!c.closed.empty())
+		in.node_closed = closed.get();
+	in.drain_only = c.drain_only;
 	const std::size_t size = shardid::plan_workspace_size(nodes.size(), shards.size());
 	constexpr std::size_t kGuard = 64;
 	constexpr unsigned char kFill = 0xA5;
@@ -559,36 +570,245 @@ TEST(PlanMoves, NoShardsNeedNoArrays)
 	EXPECT_EQ(n, 0u);
 }
 
+// --- closed nodes and drain_only -------------------------------------------
+
+// drain_plan()'s example, worked by hand: c drained; a = 500, b = 300,
+// d = 0; c's shard 9 frozen (pinned), 7 of no known size.
+Case
+drain_c()
+{
+	Case c = sized({"a", "b", "c", "d"}, {1, 2, 3, 4, 5, 6, 7, 8, 9},
+				   {"a", "b", "c", "c", "c", "c", "c", "d", "c"},
+				   {500, 300, 400, 250, 250, 100, std::nullopt, 0, 50});
+	c.pinned = {9};
+	c.closed = {false, false, true, false};
+	c.drain_only = true;
+	return c;
+}
+
+TEST(PlanMoves, DrainOnlyIsDrainPlansLoop)
+{
+	// largest first, equal sizes by higher number, NULL last; each to the
+	// then emptiest: 400 to d (0); 250 (5) to b (300); 250 (4) to d (400 <
+	// 500 < 550); 100 to a (500 < 550 < 650); the NULL weighs nothing and
+	// goes to b (550 < 600 < 650). The frozen 9 stays.
+	EXPECT_EQ(moves(drain_c()), (std::vector<Row>{{1, 3, "c", "d", 400},
+												  {2, 5, "c", "b", 250},
+												  {3, 4, "c", "d", 250},
+												  {4, 6, "c", "a", 100},
+												  {5, 7, "c", "b", std::nullopt}}));
+	// by_count: highest number first, sizes only reported; a = b = d = 1
+	// give a, b, d in turn by name, then a again
+	Case c = drain_c();
+	c.strategy = Strategy::by_count;
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 7, "c", "a", std::nullopt},
+										  {2, 6, "c", "b", 100},
+										  {3, 5, "c", "d", 250},
+										  {4, 4, "c", "a", 250},
+										  {5, 3, "c", "b", 400}}));
+}
+
+TEST(PlanMoves, DrainOnlyTiesGoByNodeNameInByteOrder)
+{
+	// given out of order; a = b = 2 shards: a first, then b, then a
+	Case c = counted({"b", "a", "c"}, {1, 2, 3, 4, 10, 11, 12}, {"a", "a", "b", "b", "c", "c", "c"},
+					 {1, 1, 1, 1, 5, 6, 7});
+	c.closed = {false, false, true};
+	c.drain_only = true;
+	EXPECT_EQ(moves(c),
+			  (std::vector<Row>{{1, 12, "c", "a", 7}, {2, 11, "c", "b", 6}, {3, 10, "c", "a", 5}}));
+	// "Z" (0x5a) before "a" (0x61), "é" (0xc3 0xa9) after "z"
+	c = sized({"é", "a", "Z", "x"}, {1, 2, 3, 4}, {"x", "x", "x", "x"}, {10, 10, 10, 10});
+	c.closed = {false, false, false, true};
+	c.drain_only = true;
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 4, "x", "Z", 10},
+										  {2, 3, "x", "a", 10},
+										  {3, 2, "x", "é", 10},
+										  {4, 1, "x", "Z", 10}}));
+}
+
+TEST(PlanMoves, DrainOnlyLoadsCountPinnedAndNullSizes)
+{
+	// a holds a pinned 100 (a shard moving there, or frozen): b is emptier
+	// for the first; b's NULL weighs nothing
+	Case c =
+		sized({"a", "b", "c"}, {1, 2, 3, 4}, {"a", "b", "c", "c"}, {100, std::nullopt, 60, 50});
+	c.pinned = {1};
+	c.closed = {false, false, true};
+	c.drain_only = true;
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 3, "c", "b", 60}, {2, 4, "c", "b", 50}}));
+	// without drain_only, by_size still needs every size
+	c.drain_only = false;
+	Result r = plan(c);
+	EXPECT_EQ(r.error.kind, Kind::size_missing);
+	EXPECT_EQ(r.error.shard, 2);
+	// and a negative one is refused in both
+	c = drain_c();
+	c.bytes[0] = -1;
+	r = plan(c);
+	EXPECT_EQ(r.error.kind, Kind::size_missing);
+	EXPECT_EQ(r.error.shard, 1);
+}
+
+TEST(PlanMoves, DrainLeavesPinnedShards)
+{
+	Case c = drain_c();
+	c.pinned = {9, 3, 6};
+	EXPECT_EQ(moves(c),
+			  (std::vector<Row>{
+				  {1, 5, "c", "d", 250}, {2, 4, "c", "d", 250}, {3, 7, "c", "b", std::nullopt}}));
+	// a NULL pin pins every shard: nothing leaves, nothing is refused
+	c.pinned = {std::nullopt};
+	EXPECT_TRUE(moves(c).empty());
+}
+
+TEST(PlanMoves, DrainMaxMovesCountsEveryMove)
+{
+	Case c = drain_c();
+	c.max_moves = 2;
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 3, "c", "d", 400}, {2, 5, "c", "b", 250}}));
+	c.max_moves = 0;
+	EXPECT_TRUE(moves(c).empty());
+	// a drain then a balancing step: the limit stops either
+	c = sized({"a", "b", "c"}, {1, 2, 3, 4, 5}, {"a", "a", "a", "b", "c"},
+			  {600, 200, 100, 100, 300});
+	c.closed = {false, false, true};
+	EXPECT_EQ(moves(c).size(), 2u);
+	c.max_moves = 1;
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 5, "c", "b", 300}}));
+}
+
+TEST(PlanMoves, AClosedNodeIsDrainedThenTheOpenOnesBalanced)
+{
+	// the drain: 300 to b (100 < 900); then a = 900, b = 400 among the open
+	// nodes: 200 is nearest half the gap; then a = 700, b = 600: 100 is too
+	// big for it
+	Case c = sized({"a", "b", "c"}, {1, 2, 3, 4, 5}, {"a", "a", "a", "b", "c"},
+				   {600, 200, 100, 100, 300});
+	c.closed = {false, false, true};
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 5, "c", "b", 300}, {2, 2, "a", "b", 200}}));
+	c.drain_only = true;
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 5, "c", "b", 300}}));
+	// by_count: 5 to b; then a = 3, b = 2: one apart
+	c.drain_only = false;
+	c.strategy = Strategy::by_count;
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 5, "c", "b", 300}}));
+}
+
+TEST(PlanMoves, AClosedNodeTakesNoPartInTheBalancing)
+{
+	// c is closed with 3000 pinned: the tolerance is that of a and b alone,
+	// 1850 / 20 = 92 < a - b = 150, and 60 narrows it
+	Case c = sized({"a", "b", "c"}, {1, 2, 3, 4}, {"a", "a", "b", "c"}, {940, 60, 850, 3000});
+	c.pinned = {4};
+	c.closed = {false, false, true};
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 2, "a", "b", 60}}));
+	// open, c counts: 4850 / 30 = 161 >= 150, and c's shard is pinned
+	c.closed = {};
+	EXPECT_TRUE(moves(c).empty());
+	// closed and empty, c is no target: a gives to b, not to c
+	c = counted({"a", "b", "c"}, {1, 2, 3}, {"a", "a", "a"}, {1, 1, 1});
+	c.closed = {false, false, true};
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 3, "a", "b", 1}}));
+	c.closed = {};
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 3, "a", "b", 1}, {2, 2, "a", "c", 1}}));
+	// drain_only with no node closed plans nothing, balanced or not
+	c.drain_only = true;
+	EXPECT_TRUE(moves(c).empty());
+}
+
+TEST(PlanMoves, SeveralClosedNodesDrainInOneOrder)
+{
+	// c's 300 and d's 200 and 100 interleave, largest first; a and b open
+	Case c = sized({"a", "b", "c", "d"}, {1, 2, 3, 4, 5}, {"a", "c", "d", "d", "c"},
+				   {250, 300, 200, 100, 100});
+	c.closed = {false, false, true, true};
+	c.drain_only = true;
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 2, "c", "b", 300},
+										  {2, 3, "d", "a", 200},
+										  {3, 5, "c", "b", 100},
+										  {4, 4, "d", "b", 100}}));
+	// a name given twice is closed if one of its entries is
+	c = counted({"a", "b", "a"}, {1, 2}, {"a", "a"}, {1, 1});
+	c.closed = {false, false, true};
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 2, "a", "b", 1}, {2, 1, "a", "b", 1}}));
+}
+
+TEST(PlanMoves, NoOpenNodeToDrainOnto)
+{
+	// every node closed, shards to move: the smallest, and its node's
+	// entry in nodes
+	Case c = counted({"b", "a"}, {5, 3, 2}, {"b", "a", "a"}, {1, 1, 1});
+	c.pinned = {2};
+	c.closed = {true, true};
+	Result r = plan(c);
+	EXPECT_EQ(r.error.kind, Kind::no_open_node);
+	EXPECT_EQ(r.error.shard, 3);
+	EXPECT_EQ(r.error.node, 1u);
+	c.drain_only = true;
+	c.max_moves = 0;
+	EXPECT_EQ(plan(c).error.kind, Kind::no_open_node);
+	// one node, closed
+	c = sized({"a"}, {1}, {"a"}, {10});
+	c.closed = {true};
+	r = plan(c);
+	EXPECT_EQ(r.error.kind, Kind::no_open_node);
+	EXPECT_EQ(r.error.shard, 1);
+	EXPECT_EQ(r.error.node, 0u);
+	// nothing to move: no refusal, no plan
+	c.pinned = {1};
+	EXPECT_TRUE(moves(c).empty());
+	c = sized({"a", "b"}, {}, {}, {});
+	c.closed = {true, true};
+	EXPECT_TRUE(moves(c).empty());
+	// the shards are checked first
+	c = sized({"a"}, {1, 2}, {"a", "x"}, {1, 1});
+	c.closed = {true};
+	EXPECT_EQ(plan(c).error.kind, Kind::node_not_given);
+	// one open node takes everything, and there is nothing to balance
+	c = sized({"a", "b"}, {1, 2}, {"b", "b"}, {10, 20});
+	c.closed = {false, true};
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 2, "b", "a", 20}, {2, 1, "b", "a", 10}}));
+}
+
+TEST(PlanMoves, RefusesADrainOver64Bits)
+{
+	// a holds 2^63 - 11: b's 11 (first, the larger) does not fit, its 10
+	// fits exactly
+	Case c = sized({"a", "b"}, {1, 2, 3}, {"a", "b", "b"}, {kInt64Max - 10, 10, 11});
+	c.closed = {false, true};
+	Result r = plan(c);
+	EXPECT_EQ(r.error.kind, Kind::load_too_large);
+	EXPECT_EQ(r.error.shard, 3);
+	c.pinned = {3};
+	EXPECT_EQ(moves(c), (std::vector<Row>{{1, 2, "b", "a", 10}}));
+}
+
 // --- random inputs ----------------------------------------------------------
 
-// The rules of rebalance.hpp, written the plain way: every step looks at
-// every shard.
-std::vector<Row>
+// The rules of rebalance.hpp, written the plain way: the drain as
+// drain_plan()'s loop, then every step looks at every shard. nullopt: every
+// node is closed and a shard must leave one (no_open_node).
+std::optional<std::vector<Row>>
 naive_plan(const Case &c)
 {
-	std::set<std::string> unique;
-	for (const auto &n : c.nodes)
-		if (n)
-			unique.insert(*n);
+	std::set<std::string> unique, closed;
+	for (std::size_t n = 0; n < c.nodes.size(); ++n)
+		if (c.nodes[n]) {
+			unique.insert(*c.nodes[n]);
+			if (n < c.closed.size() && c.closed[n])
+				closed.insert(*c.nodes[n]);
+		}
 	const std::vector<std::string> names(unique.begin(), unique.end());  // byte order
 	const std::size_t k = names.size();
-	if (k < 2)
-		return {};
 	const auto node_index = [&](const std::string &n) {
 		return static_cast<std::size_t>(std::lower_bound(names.begin(), names.end(), n) -
 										names.begin());
 	};
+	const auto is_open = [&](std::size_t n) { return closed.count(names[n]) == 0; };
 	const auto cost = [&](std::size_t i) {
-		return c.strategy == Strategy::by_count ? 1 : *c.bytes[i];
+		return c.strategy == Strategy::by_count ? 1 : c.bytes[i].value_or(0);
 	};
-	std::vector<std::int64_t> load(k, 0);
-	std::int64_t total = 0;
-	for (std::size_t i = 0; i < c.shards.size(); ++i) {
-		load[node_index(*c.shard_nodes[i])] += cost(i);
-		total += cost(i);
-	}
-	const std::int64_t tol =
-		c.strategy == Strategy::by_count ? 0 : total / static_cast<std::int64_t>(k * 10);
 	std::set<std::int32_t> pinned;
 	bool all_pinned = false;
 	for (const auto &p : c.pinned) {
@@ -597,12 +817,64 @@ naive_plan(const Case &c)
 		else
 			all_pinned = true;
 	}
+	const auto movable = [&](std::size_t i) {
+		return !all_pinned && pinned.count(*c.shards[i]) == 0;
+	};
+	std::vector<std::size_t> leaving;
+	for (std::size_t i = 0; i < c.shards.size(); ++i)
+		if (movable(i) && !is_open(node_index(*c.shard_nodes[i])))
+			leaving.push_back(i);
+	if (closed.size() == k && !leaving.empty())
+		return std::nullopt;
+	if (k < 2)
+		return std::vector<Row>{};
+	std::vector<std::int64_t> load(k, 0);
+	for (std::size_t i = 0; i < c.shards.size(); ++i)
+		load[node_index(*c.shard_nodes[i])] += cost(i);
 	std::vector<bool> moved(c.shards.size(), false);
 	std::vector<Row> out;
-	while (c.max_moves < 0 || static_cast<std::int64_t>(out.size()) < c.max_moves) {
-		std::vector<std::size_t> order(k);
+	const auto room = [&] {
+		return c.max_moves < 0 || static_cast<std::int64_t>(out.size()) < c.max_moves;
+	};
+
+	// the drain: "ORDER BY bytes DESC NULLS LAST, shard DESC", each to the
+	// first of the emptiest open nodes
+	std::sort(leaving.begin(), leaving.end(), [&](std::size_t a, std::size_t b) {
+		const auto key = [&](std::size_t i) {
+			const bool sized = c.strategy == Strategy::by_size && c.bytes[i].has_value();
+			return std::make_tuple(!sized, sized ? -*c.bytes[i] : 0, -std::int64_t{*c.shards[i]});
+		};
+		return key(a) < key(b);
+	});
+	for (std::size_t i : leaving) {
+		if (!room())
+			break;
+		std::optional<std::size_t> t;
 		for (std::size_t n = 0; n < k; ++n)
-			order[n] = n;
+			if (is_open(n) && (!t || load[n] < load[*t]))
+				t = n;
+		const std::size_t s = node_index(*c.shard_nodes[i]);
+		moved[i] = true;
+		load[s] -= cost(i);
+		load[*t] += cost(i);
+		out.push_back(Row{static_cast<std::int32_t>(out.size() + 1), *c.shards[i], names[s],
+						  names[*t], c.bytes[i]});
+	}
+	if (c.drain_only)
+		return out;
+
+	std::vector<std::size_t> order;
+	std::int64_t total = 0;
+	for (std::size_t n = 0; n < k; ++n)
+		if (is_open(n)) {
+			order.push_back(n);
+			total += load[n];
+		}
+	if (order.size() < 2)
+		return out;
+	const std::int64_t tol =
+		c.strategy == Strategy::by_count ? 0 : total / static_cast<std::int64_t>(order.size() * 10);
+	while (room()) {
 		std::vector<std::size_t> sources = order, targets = order;
 		std::stable_sort(sources.begin(), sources.end(),
 						 [&](std::size_t a, std::size_t b) { return load[a] > load[b]; });
@@ -617,8 +889,8 @@ naive_plan(const Case &c)
 					break;
 				for (std::size_t i = 0; i < c.shards.size(); ++i) {
 					const std::int64_t ci = cost(i);
-					if (moved[i] || all_pinned || pinned.count(*c.shards[i]) ||
-						node_index(*c.shard_nodes[i]) != s || ci <= 0 || 3 * ci > 2 * d)
+					if (moved[i] || !movable(i) || node_index(*c.shard_nodes[i]) != s || ci <= 0 ||
+						3 * ci > 2 * d)
 						continue;
 					if (!best) {
 						best = i;
@@ -789,7 +1061,9 @@ TEST(PlanMoves, RandomInputsMatchTheNaiveModelAndKeepTheProperties)
 	for (int i = 0; i < 3000; ++i) {
 		const Case c = random_case(rng);
 		const std::vector<Row> got = moves(c);
-		ASSERT_EQ(got, naive_plan(c)) << "case " << i;
+		const auto want = naive_plan(c);
+		ASSERT_TRUE(want.has_value());
+		ASSERT_EQ(got, *want) << "case " << i;
 		check_properties(c, got);
 		if (::testing::Test::HasFailure())
 			FAIL() << "case " << i;
@@ -797,6 +1071,87 @@ TEST(PlanMoves, RandomInputsMatchTheNaiveModelAndKeepTheProperties)
 	}
 	// the cases are not all trivial
 	EXPECT_GT(planned, 10000u);
+}
+
+// What every plan with closed nodes must hold: no move targets a closed
+// node or moves a pinned shard or a shard twice; the moves off closed nodes
+// come first, every movable shard of theirs among them unless max_moves
+// stopped the plan; with drain_only there are no others.
+void
+check_drain_properties(const Case &c, const std::vector<Row> &plan)
+{
+	std::set<std::string> closed;
+	for (std::size_t n = 0; n < c.nodes.size() && n < c.closed.size(); ++n)
+		if (c.nodes[n] && c.closed[n])
+			closed.insert(*c.nodes[n]);
+	std::set<std::int32_t> pinned, moved, must_leave;
+	bool all_pinned = false;
+	for (const auto &p : c.pinned) {
+		if (p)
+			pinned.insert(*p);
+		else
+			all_pinned = true;
+	}
+	std::map<std::int32_t, std::string> where;
+	for (std::size_t i = 0; i < c.shards.size(); ++i) {
+		where[*c.shards[i]] = *c.shard_nodes[i];
+		if (!all_pinned && !pinned.count(*c.shards[i]) && closed.count(*c.shard_nodes[i]))
+			must_leave.insert(*c.shards[i]);
+	}
+	bool draining = true;
+	for (const Row &r : plan) {
+		EXPECT_EQ(closed.count(r.target), 0u) << "to a closed node: " << r;
+		EXPECT_FALSE(all_pinned || pinned.count(r.shard)) << r;
+		EXPECT_TRUE(moved.insert(r.shard).second) << "moved twice: " << r;
+		EXPECT_EQ(where[r.shard], r.source) << r;
+		const bool off_closed = closed.count(r.source) > 0;
+		if (!off_closed)
+			draining = false;
+		EXPECT_TRUE(!off_closed || draining) << "a drain move after a balancing one: " << r;
+		EXPECT_TRUE(off_closed || !c.drain_only) << "balancing in drain_only: " << r;
+		must_leave.erase(r.shard);
+	}
+	if (c.max_moves < 0 || static_cast<std::int64_t>(plan.size()) < c.max_moves) {
+		EXPECT_TRUE(must_leave.empty()) << must_leave.size() << " shards left on closed nodes";
+	}
+}
+
+TEST(PlanMoves, RandomDrainsMatchTheNaiveModelAndKeepTheProperties)
+{
+	std::mt19937_64 rng(4242);
+	std::size_t drained = 0, balanced = 0, refused = 0;
+	for (int i = 0; i < 3000; ++i) {
+		Case c = random_case(rng);
+		for (std::size_t n = 0; n < c.nodes.size(); ++n)
+			c.closed.push_back(rng() % 4 == 0);
+		c.drain_only = rng() % 3 == 0;
+		if (c.drain_only && c.strategy == Strategy::by_size)
+			for (auto &b : c.bytes)
+				if (rng() % 10 == 0)
+					b = std::nullopt;
+		const Result r = plan(c);
+		const auto want = naive_plan(c);
+		if (!want) {
+			ASSERT_EQ(r.error.kind, Kind::no_open_node) << "case " << i;
+			++refused;
+			continue;
+		}
+		ASSERT_EQ(r.error.kind, Kind::none) << "case " << i;
+		ASSERT_EQ(r.moves, *want) << "case " << i;
+		check_drain_properties(c, r.moves);
+		if (::testing::Test::HasFailure())
+			FAIL() << "case " << i;
+		std::set<std::string> closed;
+		for (std::size_t n = 0; n < c.nodes.size(); ++n)
+			if (c.nodes[n] && c.closed[n])
+				closed.insert(*c.nodes[n]);
+		for (const Row &m : r.moves)
+			++(closed.count(m.source) ? drained : balanced);
+	}
+	// the cases are not all trivial
+	EXPECT_GT(drained, 3000u);
+	EXPECT_GT(balanced, 3000u);
+	EXPECT_GT(refused, 10u);
 }
 
 TEST(PlanMoves, InternetScaleKeepsTheProperties)
