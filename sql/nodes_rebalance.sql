@@ -247,6 +247,10 @@ DROP ROLE regress_rebalance_nobody;
 CALL shardid.rebalance('by_count', excluded_shards => '{0,1,2,3}');
 CALL shardid.rebalance('by_count', max_moves => 0);
 SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
+-- Each CALL is a job of the one driver, run in this session (in_session),
+-- recorded as the background jobs are.
+SELECT kind, state, in_session, moves_done, worker_pid = pg_backend_pid() AS this_session
+  FROM shardid.rebalance_jobs WHERE in_session ORDER BY job_id;
 -- An offline move left in progress needs its client: refused, with a hint.
 INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
 VALUES (2, 'one', 'two', 'shard_0002', 'offline', 'frozen');
@@ -266,7 +270,10 @@ CALL shardid.rebalance('by_count');
 \set VERBOSITY default
 SELECT shard, node FROM shardid.shard_placement ORDER BY shard;
 SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
+-- its job is over (the CALL failed): interrupted, and the next CALL marks it so
+SELECT kind, state FROM shardid.rebalance_status();
 CALL shardid.rebalance('by_count', max_moves => 0);
+SELECT state FROM shardid.rebalance_jobs WHERE in_session ORDER BY job_id DESC LIMIT 2;
 SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
 
 -- a shard placed on a node whose registry does not have it

@@ -11,7 +11,8 @@
  * job's row is inserted there; a rollback leaves no row and the worker
  * exits), then runs CALL shardid_internal._rebalance_job_run(job) at top level, as
  * a client's query runs (a portal: non-atomic), so that the procedure
- * commits after every move.
+ * commits after every move. It is the one rebalance driver: rebalance()
+ * and drain_node() CALL it in their own session.
  * An error ends the CALL: the worker records it in the job's row
  * (_rebalance_job_failed()) in a new transaction and exits.
  *

@@ -11,3 +11,20 @@
 -- The install script's schema check, so a 0.3 installed into a schema that
 -- a non-superuser owns or may create in is not updated either.
 \ir ../common/extension_schema.sql
+
+-- One rebalance driver (issue 38): rebalance() and drain_node() run
+-- _rebalance_job_run() in their session, as a job of their own; their
+-- helper families are gone, and the planner takes closed nodes and a
+-- drain mode (drain_plan()).
+ALTER TABLE shardid.rebalance_jobs ADD COLUMN in_session boolean NOT NULL DEFAULT false;
+DROP FUNCTION shardid_internal._drain_finish(text, integer);
+DROP FUNCTION shardid_internal._drain_next(shardid.shard_moves[], text, text);
+DROP FUNCTION shardid_internal._drain_start(text);
+DROP FUNCTION shardid_internal._rebalance_begin(text, integer);
+DROP FUNCTION shardid_internal._rebalance_next(shardid.shard_moves[], text, integer, integer[], integer[]);
+DROP FUNCTION shardid_internal._rebalance_moved(integer, text, integer[]);
+DROP FUNCTION shardid_internal._rebalance_end(text[], integer, integer[]);
+DROP FUNCTION shardid_internal._rebalance_job_create(text, text, jsonb);
+DROP FUNCTION shardid_internal._rebalance_job_end(bigint);
+DROP FUNCTION shardid_internal._rebalance_moves(text, integer, text[], integer[], text[], bigint[], integer[]);
+DROP FUNCTION shardid_internal._plan_moves(text, integer, text[], integer[], text[], bigint[], integer[]);
