@@ -135,6 +135,22 @@ SELECT shardid.add_node('c', 'host=/nonexistent/c dbname=app');  -- just added: 
 SELECT * FROM shardid.rebalance_plan('by_count');
 SELECT * FROM shardid.rebalance_plan('by_count', max_moves => 2);
 SELECT * FROM shardid.rebalance_plan('by_count', excluded_shards => '{5,4}');
+-- A node that accepts no shards (set_node(), issue 39): no plan moves a
+-- shard onto it, and a rebalance moves its shards off first.
+SELECT * FROM shardid.set_node('c', accepts_shards => false);
+SELECT * FROM shardid.rebalance_plan('by_count');
+SELECT * FROM shardid.drain_plan('b', 'by_count');             -- to a only
+SELECT * FROM shardid.set_node('b', accepts_shards => false);
+SELECT * FROM shardid.rebalance_plan('by_count');               -- b's shards to a
+SELECT * FROM shardid.drain_plan('a', 'by_count');              -- nowhere to go
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT * FROM shardid.set_node('b');                            -- NULL keeps it
+SELECT * FROM shardid.set_node('b', true);
+SELECT * FROM shardid.set_node('c', accepts_shards => true);
+SELECT * FROM shardid.set_node('nowhere', false);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT * FROM shardid.set_node(NULL, false);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- A move in progress: shard 5 is going to c; it counts there and stays out
 -- of the plan. Rolled back, it counts on a again (and still stays put).
 INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
@@ -270,6 +286,12 @@ CALL shardid.rebalance('by_count');
 \set VERBOSITY default
 SELECT shard, node FROM shardid.shard_placement ORDER BY shard;
 SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
+-- drain_node() fails alike, and has closed its node to new shards
+\set VERBOSITY terse
+CALL shardid.drain_node('one', 'by_count');
+\set VERBOSITY default
+SELECT node, accepts_shards FROM shardid.nodes ORDER BY node;
+SELECT * FROM shardid.set_node('one', accepts_shards => true);
 -- its job is over (the CALL failed): interrupted, and the next CALL marks it so
 SELECT kind, state FROM shardid.rebalance_status();
 CALL shardid.rebalance('by_count', max_moves => 0);
@@ -287,6 +309,7 @@ SET ROLE regress_rebalance_app;
 SELECT * FROM shardid.rebalance_plan('by_count');
 SELECT * FROM shardid.shard_sizes();
 CALL shardid.rebalance();
+SELECT * FROM shardid.set_node('one', false);
 RESET ROLE;
 DROP ROLE regress_rebalance_app;
 

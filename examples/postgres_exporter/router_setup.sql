@@ -11,6 +11,10 @@ GRANT SELECT ON shardid.rebalance_jobs TO pg_monitor;
 GRANT EXECUTE ON FUNCTION shardid.rebalance_status(bigint),
                           shardid_internal._rebalance_job_alive(shardid.rebalance_jobs) TO pg_monitor;
 
+-- shardid_placement: whether each node accepts shards, from shardid.nodes
+-- (administrators only); the column alone, not the connect strings.
+GRANT SELECT (node, accepts_shards) ON shardid.nodes TO pg_monitor;
+
 -- shardid_cluster: check_cluster() needs a superuser: it reads the connect
 -- strings of shardid.nodes, and dblink lets only a superuser connect without
 -- a password in the connect string (shardid's hold none). This function runs

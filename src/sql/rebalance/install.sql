@@ -13,11 +13,15 @@
 -- session by rebalance() and drain_node(), or in the background by a
 -- dynamic background worker per job (rebalance_start(),
 -- drain_node_start(); registered by the calling backend, no
--- shared_preload_libraries). All of it is for administrators
+-- shared_preload_libraries). With max_parallel or move_retries, each move
+-- runs in a background worker of its own (_rebalance_move_run(), rows of
+-- shardid.rebalance_job_moves), several at once on disjoint nodes, a
+-- failed one retried. All of it is for administrators
 -- (EXECUTE revoked from PUBLIC): it reads shardid.nodes and connects to
 -- the nodes.
 
 \ir router/_check_rebalance_options.sql
+\ir router/_check_parallel_options.sql
 \ir router/_plan_moves.sql
 \ir router/_rebalance_moves.sql
 \ir router/shard_sizes.sql
@@ -27,7 +31,9 @@
 \ir router/_rebalance_unlock.sql
 \ir router/drain_plan.sql
 \ir router/rebalance_jobs.sql
+\ir router/rebalance_job_moves.sql
 \ir router/_rebalance_launch.sql
+\ir router/_rebalance_launch_move.sql
 \ir router/_rebalance_job_alive.sql
 \ir router/_rebalance_job_create.sql
 \ir router/_rebalance_job_begin.sql
@@ -35,6 +41,13 @@
 \ir router/_rebalance_job_moved.sql
 \ir router/_rebalance_job_end.sql
 \ir router/_rebalance_job_failed.sql
+\ir router/_rebalance_job_parallel.sql
+\ir router/_rebalance_node_busy.sql
+\ir router/_rebalance_move_begin.sql
+\ir router/_rebalance_move_done.sql
+\ir router/_rebalance_move_failed.sql
+\ir router/_rebalance_move_run.sql
+\ir router/_rebalance_job_step.sql
 \ir router/_rebalance_job_run.sql
 \ir router/rebalance.sql
 \ir router/drain_node.sql

@@ -6,9 +6,10 @@
 -- is not: false, and a worker exits for good. A drain refuses an unknown
 -- node, no other node, or a move in progress to the node (it would land a
 -- shard there), 42704 or 55000. Then takes the rebalance lock
--- (_rebalance_lock(): 55P03 naming its holder), records the session that
--- runs the job (process ID and start time) and turns it to running
--- (stopping stays stopping).
+-- (_rebalance_lock(): 55P03 naming its holder), closes a drained node to
+-- new shards (accepts_shards false, kept after the drain: set_node()
+-- opens it again), records the session that runs the job (process ID and
+-- start time) and turns it to running (stopping stays stopping).
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_begin(job_id bigint) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -42,6 +43,9 @@ BEGIN
         END IF;
     END IF;
     PERFORM shardid_internal._rebalance_lock(true, j.job_id);
+    IF j.kind = 'drain' THEN
+        UPDATE shardid.nodes AS x SET accepts_shards = false WHERE x.node = j.drain_node AND x.accepts_shards;
+    END IF;
     UPDATE shardid.rebalance_jobs AS x
        SET state = CASE WHEN x.state = 'stopping' THEN 'stopping' ELSE 'running' END,
            worker_pid = pg_backend_pid(),
@@ -55,4 +59,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._rebalance_job_begin(bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._rebalance_job_begin(bigint) IS
-    'Router, the rebalance driver''s start, in the session that runs the job: false for a job that has ended or was interrupted; refuses a drain of an unknown node, with no other node or a move to it; takes the rebalance lock, records the session and turns the job to running.';
+    'Router, the rebalance driver''s start, in the session that runs the job: false for a job that has ended or was interrupted; refuses a drain of an unknown node, with no other node or a move to it; takes the rebalance lock, sets a drained node''s accepts_shards false, records the session and turns the job to running.';

@@ -1,6 +1,8 @@
 -- Router, the driver's end (_rebalance_job_run()): the job finished
 -- (balanced, drained or max_moves, with its NOTICE) or stopped
--- (rebalance_stop()); releases the rebalance lock. A drain that leaves
+-- (rebalance_stop()); releases the rebalance lock. A job with moves that
+-- failed after their retries (_rebalance_job_step()) fails, listing them
+-- with their last errors; a drain that leaves
 -- shards on its node (frozen on the router, or in a move) fails: the
 -- error (55000 naming them) is recorded in the job's row and returned, for
 -- the driver to raise once this has committed (the lock released).
@@ -18,6 +20,16 @@ BEGIN
     o := j.options;
     IF j.state = 'stopping' THEN
         RAISE NOTICE '%: stopped (moves made: %)', CASE WHEN j.kind = 'drain' THEN 'drain_node' ELSE 'rebalance' END, j.moves_done;
+    ELSIF EXISTS (SELECT FROM shardid.rebalance_job_moves AS x WHERE x.job_id = j.job_id AND x.state = 'failed') THEN
+        SELECT ARRAY['55000',
+                     pg_catalog.format('%s: %s move(s) failed after their retries: %s (moves made: %s)',
+                                       CASE WHEN j.kind = 'drain' THEN 'drain_node' ELSE 'rebalance' END, pg_catalog.count(*),
+                                       pg_catalog.string_agg(pg_catalog.format('shard %s to node "%s"', x.shard, x.target), ', ' ORDER BY x.shard),
+                                       j.moves_done),
+                     pg_catalog.string_agg(pg_catalog.format('shard %s (%s tries): %s', x.shard, x.tries, x.last_error), '; ' ORDER BY x.shard),
+                     'The other moves were made. Fix the cause and start the rebalance or drain again: it plans those shards anew (check_cluster() names a move left in progress).']
+          INTO err
+          FROM shardid.rebalance_job_moves AS x WHERE x.job_id = j.job_id AND x.state = 'failed';
     ELSIF j.kind = 'drain' THEN
         SELECT pg_catalog.string_agg(p.shard::text, ', ' ORDER BY p.shard) INTO left_shards
           FROM shardid.shard_placement AS p WHERE p.node = j.drain_node;
@@ -51,4 +63,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._rebalance_job_end(bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._rebalance_job_end(bigint) IS
-    'Router, the rebalance driver''s end: marks the job finished (with its NOTICE), stopped, or failed (a drain that leaves shards: the error returned, to be raised after the commit), and releases the rebalance lock.';
+    'Router, the rebalance driver''s end: marks the job finished (with its NOTICE), stopped, or failed (moves that failed after their retries, or a drain that leaves shards: the error returned, to be raised after the commit), and releases the rebalance lock.';

@@ -14,11 +14,11 @@
 CREATE OR REPLACE PROCEDURE shardid.drain_node(
     node text,
     strategy text DEFAULT 'by_size',
-    drop_old boolean DEFAULT false,
-    lock_timeout interval DEFAULT '10 s',
-    cutover_timeout interval DEFAULT '30 s',
-    catchup_timeout interval DEFAULT '1 day',
-    node_timeout interval DEFAULT '30 s')
+    drop_old boolean DEFAULT NULL,
+    lock_timeout interval DEFAULT NULL,
+    cutover_timeout interval DEFAULT NULL,
+    catchup_timeout interval DEFAULT NULL,
+    node_timeout interval DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
 BEGIN
@@ -26,9 +26,8 @@ BEGIN
                                              'after every move');
     PERFORM shardid_internal._check_rebalance_options(strategy, NULL);
     CALL shardid_internal._rebalance_job_run(shardid_internal._rebalance_job_create('drain', node,
-        pg_catalog.jsonb_build_object('strategy', strategy, 'max_moves', NULL, 'excluded_shards', '{}'::integer[], 'drop_old', drop_old,
-                                      'lock_timeout', lock_timeout, 'cutover_timeout', cutover_timeout,
-                                      'catchup_timeout', catchup_timeout, 'node_timeout', node_timeout),
+        pg_catalog.jsonb_build_object('strategy', strategy, 'max_moves', NULL, 'excluded_shards', '{}'::integer[])
+            || shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout),
         in_session => true));
 END
 $$;

@@ -5,9 +5,10 @@
 -- never to the drained node. Loads count shards in a move on their target
 -- (on their source while being rolled back). Shards of the node in a move
 -- or frozen on the router are not planned: drain_node() resumes the
--- first and reports the second. The planner is rebalance_plan()'s
--- (src/core/rebalance.cpp through _rebalance_moves()), with the node
--- closed and drain_only.
+-- first and reports the second. Nodes that accept no shards (set_node())
+-- are no target (their shards stay out of the plan). The planner is
+-- rebalance_plan()'s (src/core/rebalance.cpp through _rebalance_moves()),
+-- with the node closed and drain_only.
 CREATE OR REPLACE FUNCTION shardid.drain_plan(node text, strategy text DEFAULT 'by_size', max_moves integer DEFAULT NULL)
     RETURNS TABLE (step integer, shard integer, source text, target text, bytes bigint)
     LANGUAGE plpgsql
@@ -39,7 +40,8 @@ BEGIN
     END IF;
     SELECT pg_catalog.array_agg(n.node ORDER BY n.node COLLATE "C"), pg_catalog.array_agg(n.node = drain_plan.node ORDER BY n.node COLLATE "C")
       INTO node_names, closed
-      FROM shardid.nodes AS n;
+      FROM shardid.nodes AS n
+     WHERE n.accepts_shards OR n.node = drain_plan.node;
     SELECT COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard), '{}'),
            COALESCE(pg_catalog.array_agg(CASE WHEN m.shard IS NULL OR m.phase = 'aborting' THEN p.node
                                               ELSE m.target END ORDER BY p.shard), '{}'),
@@ -48,7 +50,8 @@ BEGIN
       INTO placed, counted_on, sizes, pinned
       FROM shardid.shard_placement AS p
       LEFT JOIN shardid.shard_moves AS m ON m.shard = p.shard
-      LEFT JOIN ROWS FROM (pg_catalog.unnest(size_shard), pg_catalog.unnest(size_bytes)) AS z(shard, bytes) ON z.shard = p.shard;
+      LEFT JOIN ROWS FROM (pg_catalog.unnest(size_shard), pg_catalog.unnest(size_bytes)) AS z(shard, bytes) ON z.shard = p.shard
+     WHERE (CASE WHEN m.shard IS NULL OR m.phase = 'aborting' THEN p.node ELSE m.target END) = ANY (node_names);
     RETURN QUERY
         SELECT r.step, r.shard, r.source, r.target, r.bytes
           FROM shardid_internal._rebalance_moves(strategy, max_moves, node_names, placed, counted_on, sizes, pinned,
@@ -59,4 +62,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid.drain_plan(text, text, integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.drain_plan(text, text, integer) IS
-    'Router: the moves (step, shard, source, target, bytes) that empty a node: its shards largest first (by_size) or by number (by_count), each to the then emptiest other node; shards in a move or frozen stay. Changes nothing.';
+    'Router: the moves (step, shard, source, target, bytes) that empty a node: its shards largest first (by_size) or by number (by_count), each to the then emptiest other node that accepts shards; shards in a move or frozen stay. Changes nothing.';

@@ -20,11 +20,11 @@ CREATE OR REPLACE PROCEDURE shardid.rebalance(
     strategy text DEFAULT 'by_size',
     max_moves integer DEFAULT NULL,
     excluded_shards integer[] DEFAULT '{}',
-    drop_old boolean DEFAULT false,
-    lock_timeout interval DEFAULT '10 s',
-    cutover_timeout interval DEFAULT '30 s',
-    catchup_timeout interval DEFAULT '1 day',
-    node_timeout interval DEFAULT '30 s')
+    drop_old boolean DEFAULT NULL,
+    lock_timeout interval DEFAULT NULL,
+    cutover_timeout interval DEFAULT NULL,
+    catchup_timeout interval DEFAULT NULL,
+    node_timeout interval DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
 BEGIN
@@ -33,9 +33,8 @@ BEGIN
     PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
     CALL shardid_internal._rebalance_job_run(shardid_internal._rebalance_job_create('rebalance', NULL,
         pg_catalog.jsonb_build_object('strategy', strategy, 'max_moves', max_moves,
-                                      'excluded_shards', COALESCE(excluded_shards, '{}'), 'drop_old', drop_old,
-                                      'lock_timeout', lock_timeout, 'cutover_timeout', cutover_timeout,
-                                      'catchup_timeout', catchup_timeout, 'node_timeout', node_timeout),
+                                      'excluded_shards', COALESCE(excluded_shards, '{}'))
+            || shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout),
         in_session => true));
 END
 $$;

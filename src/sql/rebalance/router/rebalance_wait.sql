@@ -7,7 +7,8 @@ CREATE OR REPLACE FUNCTION shardid.rebalance_wait(job bigint DEFAULT NULL, timeo
                    current_shard integer, current_source text, current_target text, current_phase text,
                    current_bytes_copied bigint, current_bytes_total bigint, current_lag_bytes bigint,
                    last_error text, worker_pid integer, started_by name, started_at timestamptz,
-                   updated_at timestamptz, finished_at timestamptz, options jsonb)
+                   updated_at timestamptz, finished_at timestamptz, options jsonb,
+                   moves_in_flight jsonb, moves_failed integer[])
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
