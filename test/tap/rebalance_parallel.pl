@@ -109,7 +109,7 @@ $job = $router->safe_psql('app', "SELECT shardid.rebalance_start('by_count', max
 $done = $router->safe_psql('app', "SELECT state || ' ' || moves_done FROM shardid.rebalance_wait($job, timeout => '3 min')");
 is($done, 'finished 2', 'the job moved them');
 is($router->safe_psql('app', "SELECT count(*) FROM shardid.placement WHERE node = 'd'")
-	  . ' ' . $router->safe_psql('app', "SELECT count(*) FROM shardid.rebalance_job_moves WHERE target = 'd'"),
+	  . ' ' . $router->safe_psql('app', "SELECT count(*) FROM shardid.rebalance_job_moves WHERE job_id = $job AND target = 'd'"),
 	'0 0', 'd holds no shard, and no move of the jobs targeted d');
 is($router->safe_psql('app', "SELECT count(*) FROM shardid.drain_plan('a', 'by_count') WHERE target = 'd'"), '0',
 	'drain_plan() sends nothing to d either');
