@@ -248,6 +248,9 @@ CALL shardid.rebalance('by_count', max_moves => 0);
 -- nor a background job (issue 35: rebalance_start() read that key, 55P03)
 SELECT shardid.rebalance_start('by_count', max_moves => 0) IS NOT NULL AS started;
 SELECT state, moves_done, last_error FROM shardid.rebalance_wait(timeout => '1 min');
+-- not in the statement that starts it: its worker waits for that commit
+SELECT * FROM shardid.rebalance_wait(shardid.rebalance_start('by_count', max_moves => 0));
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- A job started a moment ago has not taken the lock yet: rebalance() and
 -- drain_node() are refused all the same, naming the job.
 INSERT INTO shardid.rebalance_jobs (kind, options, state) VALUES ('rebalance', '{}', 'starting');
