@@ -135,6 +135,22 @@ SELECT shardid.add_node('c', 'host=/nonexistent/c dbname=app');  -- just added: 
 SELECT * FROM shardid.rebalance_plan('by_count');
 SELECT * FROM shardid.rebalance_plan('by_count', max_moves => 2);
 SELECT * FROM shardid.rebalance_plan('by_count', excluded_shards => '{5,4}');
+-- A node that accepts no shards (set_node(), issue 39): no plan moves a
+-- shard onto it, and a rebalance moves its shards off first.
+SELECT * FROM shardid.set_node('c', accepts_shards => false);
+SELECT * FROM shardid.rebalance_plan('by_count');
+SELECT * FROM shardid.drain_plan('b', 'by_count');             -- to a only
+SELECT * FROM shardid.set_node('b', accepts_shards => false);
+SELECT * FROM shardid.rebalance_plan('by_count');               -- b's shards to a
+SELECT * FROM shardid.drain_plan('a', 'by_count');              -- nowhere to go
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT * FROM shardid.set_node('b');                            -- NULL keeps it
+SELECT * FROM shardid.set_node('b', true);
+SELECT * FROM shardid.set_node('c', accepts_shards => true);
+SELECT * FROM shardid.set_node('nowhere', false);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT * FROM shardid.set_node(NULL, false);
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- A move in progress: shard 5 is going to c; it counts there and stays out
 -- of the plan. Rolled back, it counts on a again (and still stays put).
 INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
@@ -232,6 +248,9 @@ CALL shardid.rebalance('by_count', max_moves => 0);
 -- nor a background job (issue 35: rebalance_start() read that key, 55P03)
 SELECT shardid.rebalance_start('by_count', max_moves => 0) IS NOT NULL AS started;
 SELECT state, moves_done, last_error FROM shardid.rebalance_wait(timeout => '1 min');
+-- not in the statement that starts it: its worker waits for that commit
+SELECT * FROM shardid.rebalance_wait(shardid.rebalance_start('by_count', max_moves => 0));
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- A job started a moment ago has not taken the lock yet: rebalance() and
 -- drain_node() are refused all the same, naming the job.
 INSERT INTO shardid.rebalance_jobs (kind, options, state) VALUES ('rebalance', '{}', 'starting');
@@ -247,6 +266,10 @@ DROP ROLE regress_rebalance_nobody;
 CALL shardid.rebalance('by_count', excluded_shards => '{0,1,2,3}');
 CALL shardid.rebalance('by_count', max_moves => 0);
 SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
+-- Each CALL is a job of the one driver, run in this session (in_session),
+-- recorded as the background jobs are.
+SELECT kind, state, in_session, moves_done, worker_pid = pg_backend_pid() AS this_session
+  FROM shardid.rebalance_jobs WHERE in_session ORDER BY job_id;
 -- An offline move left in progress needs its client: refused, with a hint.
 INSERT INTO shardid.shard_moves (shard, source, target, schema_name, mode, phase)
 VALUES (2, 'one', 'two', 'shard_0002', 'offline', 'frozen');
@@ -266,7 +289,16 @@ CALL shardid.rebalance('by_count');
 \set VERBOSITY default
 SELECT shard, node FROM shardid.shard_placement ORDER BY shard;
 SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
+-- drain_node() fails alike, and has closed its node to new shards
+\set VERBOSITY terse
+CALL shardid.drain_node('one', 'by_count');
+\set VERBOSITY default
+SELECT node, accepts_shards FROM shardid.nodes ORDER BY node;
+SELECT * FROM shardid.set_node('one', accepts_shards => true);
+-- its job is over (the CALL failed): interrupted, and the next CALL marks it so
+SELECT kind, state FROM shardid.rebalance_status();
 CALL shardid.rebalance('by_count', max_moves => 0);
+SELECT state FROM shardid.rebalance_jobs WHERE in_session ORDER BY job_id DESC LIMIT 2;
 SELECT count(*) AS rebalance_locks FROM shardid.session_locks WHERE pid = pg_backend_pid();
 
 -- a shard placed on a node whose registry does not have it
@@ -280,6 +312,7 @@ SET ROLE regress_rebalance_app;
 SELECT * FROM shardid.rebalance_plan('by_count');
 SELECT * FROM shardid.shard_sizes();
 CALL shardid.rebalance();
+SELECT * FROM shardid.set_node('one', false);
 RESET ROLE;
 DROP ROLE regress_rebalance_app;
 

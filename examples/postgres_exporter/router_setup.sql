@@ -5,11 +5,16 @@
 -- pg_monitor) needs nothing else; grant to that role alone instead if other
 -- members of pg_monitor should not see them. docs/monitoring.md explains.
 
--- shardid_rebalance: rebalance_status() reads shardid.rebalance_jobs, which
--- is for administrators (it names who started each job, and the options).
-GRANT SELECT ON shardid.rebalance_jobs TO pg_monitor;
+-- shardid_rebalance: rebalance_status() reads shardid.rebalance_jobs and
+-- shardid.rebalance_job_moves (the moves in flight), which are for
+-- administrators (they name who started each job, and the options).
+GRANT SELECT ON shardid.rebalance_jobs, shardid.rebalance_job_moves TO pg_monitor;
 GRANT EXECUTE ON FUNCTION shardid.rebalance_status(bigint),
                           shardid_internal._rebalance_job_alive(shardid.rebalance_jobs) TO pg_monitor;
+
+-- shardid_placement: whether each node accepts shards, from shardid.nodes
+-- (administrators only); the column alone, not the connect strings.
+GRANT SELECT (node, accepts_shards) ON shardid.nodes TO pg_monitor;
 
 -- shardid_cluster: check_cluster() needs a superuser: it reads the connect
 -- strings of shardid.nodes, and dblink lets only a superuser connect without

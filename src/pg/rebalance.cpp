@@ -2,7 +2,9 @@
  * rebalance.cpp — shardid_internal._plan_moves(): the rebalance planner of
  * src/core/rebalance.cpp as a set-returning SQL function, for
  * shardid_internal._rebalance_moves(), which checks the strategy and max_moves
- * first (_check_rebalance_options()) and returns what this returns.
+ * first (_check_rebalance_options()) and returns what this returns: the
+ * plans of rebalance_plan() and, with closed nodes and drain_only, of
+ * drain_plan().
  *
  * Everything PostgreSQL may fail on happens before the core runs or after
  * it returned: the arrays are read and the workspace and the moves
@@ -92,7 +94,7 @@ int64_values(const Elements &e)
 
 /* Raises the SQL error of a refusal of the core; never returns. */
 [[noreturn]] static void
-report_plan_error(const shardid::PlanError &err)
+report_plan_error(const shardid::PlanError &err, const char *node_name)
 {
 	using Kind = shardid::PlanError::Kind;
 
@@ -114,6 +116,12 @@ report_plan_error(const shardid::PlanError &err)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("shard %d has no size", err.shard),
 						errdetail("by_size needs the size in bytes (0 or more) of every shard.")));
+	if (err.kind == Kind::no_open_node)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						errmsg("no node accepts shards: shard %d cannot leave node \"%s\"",
+							   err.shard, node_name),
+						errhint("Add a node (shardid.add_node()), or let one accept shards again "
+								"(shardid.set_node(node, accepts_shards => true)).")));
 	if (err.kind == Kind::load_too_large)
 		/* what the PL/pgSQL planner's sum()::bigint raised */
 		ereport(ERROR,
@@ -124,8 +132,11 @@ report_plan_error(const shardid::PlanError &err)
 
 /*
  * _plan_moves(strategy, max_moves, nodes, shards, shard_nodes, shard_bytes,
- * pinned) → (step, shard, source, target, bytes): the planned moves. NULL
- * max_moves: no limit; NULL pinned: none.
+ * pinned, closed, drain_only) → (step, shard, source, target, bytes): the
+ * planned moves. NULL max_moves: no limit; NULL pinned: none; closed,
+ * parallel to nodes (NULL: every node open; a NULL element: open), the
+ * nodes that take no shard and whose shards all leave; drain_only: only
+ * those moves (NULL: false).
  */
 extern "C" Datum
 shardid_plan_moves(PG_FUNCTION_ARGS)
@@ -164,6 +175,21 @@ shardid_plan_moves(PG_FUNCTION_ARGS)
 			pins[n_pins++] = DatumGetInt32(pinned.values[i]);
 	}
 
+	bool *closed = NULL;
+
+	if (!PG_ARGISNULL(7))
+	{
+		Elements c = array_arg(fcinfo, 7, BOOLOID);
+
+		if (c.n != nodes.n)
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("closed must have one element per node (%d nodes, %d elements)",
+								   nodes.n, c.n)));
+		closed = (bool *) palloc(sizeof(bool) * (c.n + 1));
+		for (int i = 0; i < c.n; i++)
+			closed[i] = !c.nulls[i] && DatumGetBool(c.values[i]);
+	}
+
 	const shardid::PlanInput in = {
 		strategy,
 		PG_ARGISNULL(1) ? -1 : PG_GETARG_INT32(1),
@@ -180,6 +206,8 @@ shardid_plan_moves(PG_FUNCTION_ARGS)
 		pins,
 		(size_t) n_pins,
 		null_pin,
+		closed,
+		!PG_ARGISNULL(8) && PG_GETARG_BOOL(8),
 	};
 	void *workspace = MemoryContextAllocHuge(CurrentMemoryContext,
 											 shardid::plan_workspace_size(in.n_nodes, in.n_shards));
@@ -189,7 +217,10 @@ shardid_plan_moves(PG_FUNCTION_ARGS)
 	shardid::PlanError err = shardid::plan_moves(in, workspace, moves, &n_moves);
 
 	if (err.kind != shardid::PlanError::Kind::none)
-		report_plan_error(err);
+		report_plan_error(err, err.kind == shardid::PlanError::Kind::no_open_node &&
+									   err.node < (size_t) nodes.n && !nodes.nulls[err.node]
+								   ? text_to_cstring(DatumGetTextPP(nodes.values[err.node]))
+								   : "?");
 
 	InitMaterializedSRF(fcinfo, 0);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;

@@ -11,7 +11,8 @@
  * job's row is inserted there; a rollback leaves no row and the worker
  * exits), then runs CALL shardid_internal._rebalance_job_run(job) at top level, as
  * a client's query runs (a portal: non-atomic), so that the procedure
- * commits after every move.
+ * commits after every move. It is the one rebalance driver: rebalance()
+ * and drain_node() CALL it in their own session.
  * An error ends the CALL: the worker records it in the job's row
  * (_rebalance_job_failed()) in a new transaction and exits.
  *
@@ -51,7 +52,9 @@ extern "C" {
 #include "utils/snapmgr.h"
 
 PG_FUNCTION_INFO_V1(shardid_rebalance_launch);
+PG_FUNCTION_INFO_V1(shardid_rebalance_launch_move);
 PGDLLEXPORT void shardid_rebalance_worker_main(Datum main_arg);
+PGDLLEXPORT void shardid_rebalance_move_main(Datum main_arg);
 }
 
 /* What the worker needs from the backend that launched it. */
@@ -60,6 +63,7 @@ struct WorkerExtra
 	Oid database;
 	Oid role;
 	TransactionId starter_xid;
+	int32 shard; /* a move worker's shard */
 };
 static_assert(sizeof(WorkerExtra) <= BGW_EXTRALEN, "bgw_extra holds WorkerExtra");
 
@@ -67,13 +71,14 @@ static_assert(sizeof(WorkerExtra) <= BGW_EXTRALEN, "bgw_extra holds WorkerExtra"
 static const int RESTART_SECONDS = 5;
 
 /*
- * _rebalance_launch(job bigint) → integer: starts the worker for a job whose
- * row the caller's transaction has just inserted; returns its process ID.
+ * Registers a worker (entry point entry, restarted after restart_seconds or
+ * never) for a job, and a shard for a move worker, with the caller's
+ * database, role and transaction, and waits until it has started; its
+ * process ID.
  */
-extern "C" Datum
-shardid_rebalance_launch(PG_FUNCTION_ARGS)
+static pid_t
+launch(int64 job_id, int32 shard, const char *entry, const char *name, int restart_seconds)
 {
-	int64 job_id = PG_GETARG_INT64(0);
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
 	BgwHandleStatus status;
@@ -83,18 +88,18 @@ shardid_rebalance_launch(PG_FUNCTION_ARGS)
 	memset(&worker, 0, sizeof worker);
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = RESTART_SECONDS;
+	worker.bgw_restart_time = restart_seconds;
 	strlcpy(worker.bgw_library_name, "shardid", sizeof worker.bgw_library_name);
-	strlcpy(worker.bgw_function_name, "shardid_rebalance_worker_main",
-			sizeof worker.bgw_function_name);
-	snprintf(worker.bgw_name, sizeof worker.bgw_name, "shardid rebalance job %lld",
-			 (long long) job_id);
+	strlcpy(worker.bgw_function_name, entry, sizeof worker.bgw_function_name);
+	strlcpy(worker.bgw_name, name, sizeof worker.bgw_name);
 	strlcpy(worker.bgw_type, "shardid rebalance", sizeof worker.bgw_type);
 	worker.bgw_main_arg = Int64GetDatum(job_id);
 	worker.bgw_notify_pid = MyProcPid;
+	memset(&extra, 0, sizeof extra);
 	extra.database = MyDatabaseId;
 	extra.role = GetUserId();
 	extra.starter_xid = GetTopTransactionId();
+	extra.shard = shard;
 	memcpy(worker.bgw_extra, &extra, sizeof extra);
 
 	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
@@ -112,7 +117,39 @@ shardid_rebalance_launch(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 						errmsg("the rebalance background worker could not be started"),
 						errhint("See the server log.")));
-	PG_RETURN_INT32(pid);
+	return pid;
+}
+
+/*
+ * _rebalance_launch(job bigint) → integer: starts the worker for a job whose
+ * row the caller's transaction has just inserted; returns its process ID.
+ */
+extern "C" Datum
+shardid_rebalance_launch(PG_FUNCTION_ARGS)
+{
+	int64 job_id = PG_GETARG_INT64(0);
+
+	PG_RETURN_INT32(launch(job_id, 0, "shardid_rebalance_worker_main",
+						   psprintf("shardid rebalance job %lld", (long long) job_id),
+						   RESTART_SECONDS));
+}
+
+/*
+ * _rebalance_launch_move(job bigint, shard integer) → integer: starts the
+ * worker of one move of a job (a row of shardid.rebalance_job_moves the
+ * caller's transaction has written); never restarted: the driver sees it
+ * gone and retries the move.
+ */
+extern "C" Datum
+shardid_rebalance_launch_move(PG_FUNCTION_ARGS)
+{
+	int64 job_id = PG_GETARG_INT64(0);
+	int32 shard = PG_GETARG_INT32(1);
+
+	PG_RETURN_INT32(
+		launch(job_id, shard, "shardid_rebalance_move_main",
+			   psprintf("shardid rebalance job %lld move of shard %d", (long long) job_id, shard),
+			   BGW_NEVER_RESTART));
 }
 
 /*
@@ -214,5 +251,56 @@ shardid_rebalance_worker_main(Datum main_arg)
 							   (long long) job_id, quote_literal_cstr(text)));
 	}
 	/* the job has ended, or is not to run: not to be started again */
+	proc_exit(0);
+}
+
+/*
+ * A move worker: waits for the driver's transaction, CALLs
+ * _rebalance_move_run(job, shard) (move_shard() in a session of its own),
+ * and records an error that ends it with _rebalance_move_failed().
+ */
+void
+shardid_rebalance_move_main(Datum main_arg)
+{
+	int64 job_id = DatumGetInt64(main_arg);
+	WorkerExtra extra;
+	MemoryContext worker_cxt;
+	ErrorData *volatile failure = NULL;
+
+	memcpy(&extra, MyBgworkerEntry->bgw_extra, sizeof extra);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(extra.database, extra.role, 0);
+	pgstat_report_appname("shardid rebalance move");
+
+	StartTransactionCommand();
+	XactLockTableWait(extra.starter_xid, NULL, NULL, XLTW_None);
+	CommitTransactionCommand();
+
+	worker_cxt = CurrentMemoryContext;
+	PG_TRY();
+	{
+		run_top_level(psprintf("CALL shardid_internal._rebalance_move_run(%lld, %d)",
+							   (long long) job_id, extra.shard));
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(worker_cxt);
+		failure = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+	}
+	PG_END_TRY();
+
+	if (failure)
+	{
+		const char *msg = failure->message ? failure->message : "unknown error";
+		char *text = failure->detail ? psprintf("%s (%s)", msg, failure->detail) : pstrdup(msg);
+
+		ereport(LOG, (errmsg("shardid rebalance job %lld: the move of shard %d failed: %s",
+							 (long long) job_id, extra.shard, text)));
+		run_top_level(psprintf("SELECT shardid_internal._rebalance_move_failed(%lld, %d, %s)",
+							   (long long) job_id, extra.shard, quote_literal_cstr(text)));
+	}
 	proc_exit(0);
 }

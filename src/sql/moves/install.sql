@@ -77,6 +77,7 @@
 \ir router/_move_rollback.sql
 \ir router/_move_outcome.sql
 \ir router/_move_run.sql
+\ir router/_move_options.sql
 \ir router/_move_start.sql
 \ir router/_move_failed.sql
 \ir router/_move_step.sql

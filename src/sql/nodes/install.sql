@@ -47,6 +47,7 @@
 \ir router/_refresh_partition.sql
 \ir router/_refresh_proxy.sql
 \ir router/add_node.sql
+\ir router/set_node.sql
 \ir router/remove_node.sql
 \ir router/place_shards.sql
 \ir router/unplace_shards.sql

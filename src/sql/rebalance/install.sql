@@ -6,35 +6,34 @@
 -- shard_sizes()) or the same number of shards (by_count); the planner
 -- itself, _rebalance_moves(), is pure (sizes in, moves out) so tests give
 -- it sizes of their own; it is C++ (src/core/rebalance.cpp) behind
--- _plan_moves(). CALL rebalance() makes those moves one at a time with
--- move_shard(). Draining a node before remove_node(): drain_plan() says
--- which moves, drain_node() makes them, with rebalance()'s lock.
--- Background rebalances and drains: a dynamic background worker per job,
--- registered by the calling backend (no shared_preload_libraries), its
--- state in shardid.rebalance_jobs. All of it is for administrators
+-- _plan_moves(). Draining a node before remove_node(): drain_plan() says
+-- which moves. One driver makes the moves of both, _rebalance_job_run(),
+-- one at a time with move_shard(), a job's row in shardid.rebalance_jobs
+-- as its state, one lock (_rebalance_lock()): CALLed in the caller's
+-- session by rebalance() and drain_node(), or in the background by a
+-- dynamic background worker per job (rebalance_start(),
+-- drain_node_start(); registered by the calling backend, no
+-- shared_preload_libraries). With max_parallel or move_retries, each move
+-- runs in a background worker of its own (_rebalance_move_run(), rows of
+-- shardid.rebalance_job_moves), several at once on disjoint nodes, a
+-- failed one retried. All of it is for administrators
 -- (EXECUTE revoked from PUBLIC): it reads shardid.nodes and connects to
 -- the nodes.
 
 \ir router/_check_rebalance_options.sql
+\ir router/_check_parallel_options.sql
 \ir router/_plan_moves.sql
 \ir router/_rebalance_moves.sql
 \ir router/shard_sizes.sql
 \ir router/rebalance_plan.sql
 \ir router/_check_move_done.sql
-\ir router/_rebalance_begin.sql
-\ir router/_rebalance_next.sql
-\ir router/_rebalance_moved.sql
-\ir router/_rebalance_end.sql
-\ir router/rebalance.sql
 \ir router/_rebalance_lock.sql
 \ir router/_rebalance_unlock.sql
 \ir router/drain_plan.sql
-\ir router/_drain_start.sql
-\ir router/_drain_finish.sql
-\ir router/_drain_next.sql
-\ir router/drain_node.sql
 \ir router/rebalance_jobs.sql
+\ir router/rebalance_job_moves.sql
 \ir router/_rebalance_launch.sql
+\ir router/_rebalance_launch_move.sql
 \ir router/_rebalance_job_alive.sql
 \ir router/_rebalance_job_create.sql
 \ir router/_rebalance_job_begin.sql
@@ -42,7 +41,16 @@
 \ir router/_rebalance_job_moved.sql
 \ir router/_rebalance_job_end.sql
 \ir router/_rebalance_job_failed.sql
+\ir router/_rebalance_job_parallel.sql
+\ir router/_rebalance_node_busy.sql
+\ir router/_rebalance_move_begin.sql
+\ir router/_rebalance_move_done.sql
+\ir router/_rebalance_move_failed.sql
+\ir router/_rebalance_move_run.sql
+\ir router/_rebalance_job_step.sql
 \ir router/_rebalance_job_run.sql
+\ir router/rebalance.sql
+\ir router/drain_node.sql
 \ir router/_move_stalled.sql
 \ir router/rebalance_start.sql
 \ir router/drain_node_start.sql

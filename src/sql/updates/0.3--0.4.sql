@@ -26,3 +26,37 @@ DROP FUNCTION shardid_internal._node_facts_unsafe(jsonb);
 -- and counts it (it took _drop_retired_copy_counted()'s part).
 DROP FUNCTION shardid_internal._drop_retired_copy_counted(bigint[], text, name, boolean, text);
 DROP FUNCTION shardid_internal._drop_retired_copy_on(text, name);
+
+-- One rebalance driver (issue 38): rebalance() and drain_node() run
+-- _rebalance_job_run() in their session, as a job of their own; their
+-- helper families are gone, and the planner takes closed nodes and a
+-- drain mode (drain_plan()).
+ALTER TABLE shardid.rebalance_jobs ADD COLUMN in_session boolean NOT NULL DEFAULT false;
+COMMENT ON TABLE shardid.rebalance_jobs IS
+    'Router: rebalances and drains, one row per job, in the background (rebalance_start(), drain_node_start()) or in_session (rebalance(), drain_node()): options, state, moves done and planned, the current move, the last error, the worker, times. Read through rebalance_status(); administrators only.';
+DROP FUNCTION shardid_internal._drain_finish(text, integer);
+DROP FUNCTION shardid_internal._drain_next(shardid.shard_moves[], text, text);
+DROP FUNCTION shardid_internal._drain_start(text);
+DROP FUNCTION shardid_internal._rebalance_begin(text, integer);
+DROP FUNCTION shardid_internal._rebalance_next(shardid.shard_moves[], text, integer, integer[], integer[]);
+DROP FUNCTION shardid_internal._rebalance_moved(integer, text, integer[]);
+DROP FUNCTION shardid_internal._rebalance_end(text[], integer, integer[]);
+DROP FUNCTION shardid_internal._rebalance_job_create(text, text, jsonb);
+DROP FUNCTION shardid_internal._rebalance_job_end(bigint);
+DROP FUNCTION shardid_internal._rebalance_moves(text, integer, text[], integer[], text[], bigint[], integer[]);
+DROP FUNCTION shardid_internal._plan_moves(text, integer, text[], integer[], text[], bigint[], integer[]);
+
+-- Nodes that accept no shards (issue 39): shardid.set_node(), drain_node().
+ALTER TABLE shardid.nodes ADD COLUMN accepts_shards boolean NOT NULL DEFAULT true;
+COMMENT ON TABLE shardid.nodes IS
+    'Router: the data nodes, by name, with a libpq key=value connect string (never a password). Whether it accepts shards (rebalance and drain plans move none onto it when not). Written by add_node(), set_node(), remove_node(). Readable by administrators only.';
+
+-- Parallel moves and retries (issue 39): rebalance_start() and
+-- drain_node_start() take max_parallel, max_moves_per_node, move_retries
+-- and retry_pause; rebalance_status() and rebalance_wait() return every
+-- move in flight and the failed ones.
+\ir ../rebalance/router/rebalance_job_moves.sql
+DROP FUNCTION shardid.rebalance_start(text, integer, integer[], boolean, interval, interval, interval, interval);
+DROP FUNCTION shardid.drain_node_start(text, text, boolean, interval, interval, interval, interval);
+DROP FUNCTION shardid.rebalance_wait(bigint, interval);
+DROP FUNCTION shardid.rebalance_status(bigint);

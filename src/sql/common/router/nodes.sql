@@ -6,7 +6,9 @@ CREATE TABLE shardid.nodes (
     connstr  text NOT NULL
              CONSTRAINT nodes_connstr_no_password
              CHECK (shardid_internal._connstr_secret(connstr) IS NULL),
-    added_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+    added_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    -- false: plans move no shard onto it (set_node(); drain_node() sets it)
+    accepts_shards boolean NOT NULL DEFAULT true
 );
 
 SELECT pg_catalog.pg_extension_config_dump('shardid.nodes', '');
@@ -15,4 +17,4 @@ SELECT pg_catalog.pg_extension_config_dump('shardid.nodes', '');
 REVOKE SELECT ON shardid.nodes FROM PUBLIC;
 
 COMMENT ON TABLE shardid.nodes IS
-    'Router: the data nodes, by name, with a libpq key=value connect string (never a password). Written by add_node(), remove_node(). Readable by administrators only.';
+    'Router: the data nodes, by name, with a libpq key=value connect string (never a password). Whether it accepts shards (rebalance and drain plans move none onto it when not). Written by add_node(), set_node(), remove_node(). Readable by administrators only.';

@@ -10,12 +10,12 @@
 CREATE OR REPLACE PROCEDURE shardid.move_shard(
     shard integer,
     to_node text,
-    drop_old boolean DEFAULT false,
+    drop_old boolean DEFAULT NULL,
     offline boolean DEFAULT false,
-    lock_timeout interval DEFAULT '10 s',
-    cutover_timeout interval DEFAULT '30 s',
-    catchup_timeout interval DEFAULT '1 day',
-    node_timeout interval DEFAULT '30 s')
+    lock_timeout interval DEFAULT NULL,
+    cutover_timeout interval DEFAULT NULL,
+    catchup_timeout interval DEFAULT NULL,
+    node_timeout interval DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -25,6 +25,10 @@ DECLARE
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.move_shard()',
                                              'once per phase (so that an interruption resumes or rolls back from there)');
+    SELECT (o->>'drop_old')::boolean, (o->>'lock_timeout')::interval, (o->>'cutover_timeout')::interval,
+           (o->>'catchup_timeout')::interval, (o->>'node_timeout')::interval
+      INTO drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout
+      FROM shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout) AS o;
     PERFORM shardid_internal._move_lock(shard, 'shardid.move_shard()');
     COMMIT;
     s := shardid_internal._move_start(shard, to_node, drop_old, offline, lock_timeout, cutover_timeout, catchup_timeout, node_timeout);

@@ -1,5 +1,6 @@
--- Router, in the job's worker, after a move_shard() (or abort_move()):
--- the move must be done (_check_move_done(), for a move), then it counts.
+-- Router, the driver (_rebalance_job_run()), after a move_shard() (or
+-- abort_move()): the move must be done (_check_move_done(), for a move),
+-- then it counts in the job's row.
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_moved(job_id bigint, action text, shard integer, target text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -23,4 +24,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._rebalance_job_moved(bigint, text, integer, text) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._rebalance_job_moved(bigint, text, integer, text) IS
-    'Router, background rebalance worker: checks that a move is done and counts it in the job''s row.';
+    'Router, the rebalance driver: checks that a move is done (55000 otherwise) and counts it in the job''s row.';

@@ -1,15 +1,17 @@
--- Router, in the job's worker: the next thing to do, recorded as the
--- job's current move: a move left in progress (action 'resume', or 'abort'
--- for one being rolled back), else the first step of a fresh plan
+-- Router, the driver (_rebalance_job_run()): the next thing to do,
+-- recorded as the job's current move, with its NOTICE (rebalance: or
+-- drain_node:, seen by the caller of rebalance() and drain_node()). First
+-- a move left in progress (of a drain: from its node, or being rolled
+-- back), whatever ran it: one being rolled back is rolled back to the end
+-- (action 'abort', abort_move(), not counted), an offline one stops the
+-- job (55000 with the hint: a client copies its rows), any other is
+-- resumed ('resume'). Else the first step of a fresh plan
 -- (rebalance_plan() without the shards this job has moved, or
 -- drain_plan() of the drained node), with moves_planned = moves done +
 -- that plan's length. No row when the job is to end: stopped
 -- (rebalance_stop()), max_moves reached, or nothing left to move; a job
 -- being stopped still finishes its current move when its worker was
--- restarted in it. An
--- offline move left in progress fails the job (55000), as in rebalance().
--- With it, whether to abort it, and the job's move options for
--- move_shard().
+-- restarted in it. With it, the job's move options for move_shard().
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_next(job_id bigint)
     RETURNS TABLE (action text, shard integer, target text, abort boolean, drop_old boolean, lock_timeout interval,
                    cutover_timeout interval, catchup_timeout interval, node_timeout interval)
@@ -23,8 +25,10 @@ DECLARE
     m        shardid.shard_moves;
     plan     record;
     steps    integer;
+    prefix   text;
 BEGIN
     SELECT * INTO j FROM shardid.rebalance_jobs AS x WHERE x.job_id = _rebalance_job_next.job_id FOR UPDATE;
+    prefix := CASE WHEN j.kind = 'drain' THEN 'drain_node' ELSE 'rebalance' END;
     o := j.options;
     drop_old := (o->>'drop_old')::boolean;
     lock_timeout := (o->>'lock_timeout')::interval;
@@ -42,9 +46,14 @@ BEGIN
         IF m.mode = 'offline' AND m.phase <> 'aborting' THEN
             RAISE EXCEPTION 'the offline move of shard % to node "%" is in progress (phase %)', m.shard, m.target, m.phase
                 USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = 'An offline move copies the shard''s rows from a client; a background rebalance cannot finish it.',
+                      DETAIL = 'An offline move copies the shard''s rows from a client; a rebalance or a drain cannot finish it.',
                       HINT = pg_catalog.format('Finish it with bin/shardid-move-shard --shard %s --to %s --offline, or roll it back with CALL shardid.abort_move(%s);',
                                                m.shard, m.target, m.shard);
+        END IF;
+        IF m.phase = 'aborting' THEN
+            RAISE NOTICE '%: finishing the rollback of the move of shard % to node "%"', prefix, m.shard, m.target;
+        ELSE
+            RAISE NOTICE '%: resuming the move of shard % to node "%" (phase %)', prefix, m.shard, m.target, m.phase;
         END IF;
         action := CASE WHEN m.phase = 'aborting' THEN 'abort' ELSE 'resume' END;
         abort := m.phase = 'aborting';
@@ -75,6 +84,8 @@ BEGIN
            updated_at = pg_catalog.clock_timestamp()
      WHERE x.job_id = j.job_id;
     IF steps > 0 THEN
+        RAISE NOTICE '%: shard % from node "%" to node "%"%', prefix, plan.shard, plan.source, plan.target,
+            CASE WHEN plan.bytes IS NULL THEN '' ELSE pg_catalog.format(' (%s)', pg_catalog.pg_size_pretty(plan.bytes)) END;
         action := 'move'; shard := plan.shard; target := plan.target; abort := false;
         RETURN NEXT;
     END IF;
@@ -84,4 +95,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._rebalance_job_next(bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._rebalance_job_next(bigint) IS
-    'Router, background rebalance worker: the next move (resume, abort or a new one from a fresh plan), recorded as the job''s current move; no row when the job is to end.';
+    'Router, the rebalance driver: the next move with its NOTICE (a move left in progress: resumed, rolled back if being rolled back, 55000 if offline; else a new one from a fresh plan), recorded as the job''s current move; no row when the job is to end.';

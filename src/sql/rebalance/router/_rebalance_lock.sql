@@ -1,16 +1,18 @@
--- Router: the one rebalance lock, which rebalance(), drain_node() and a
--- background job (its start and its worker) all go through, so that they
--- run one at a time: the row 'rebalance' of shardid.session_locks, which
+-- Router: the one rebalance lock, which every job of the one driver
+-- (_rebalance_job_run(): rebalance() and drain_node() in their session, a
+-- background job's start and its worker) goes through, so that they run
+-- one at a time: the row 'rebalance' of shardid.session_locks, which
 -- only administrators may take (0.2's advisory key hashtext('shardid-
 -- rebalance') could be taken by any role, and is read no more). With take,
--- takes it for this session (job: the background job this session is the
--- worker of, NULL for a CALL); without, only checks that it is free (for
+-- takes it for this session (job: the job this session runs, in the
+-- background or in_session); without, only checks that it is free (for
 -- rebalance_start() and drain_node_start(), whose worker takes it). Either
 -- way refuses (55P03 naming the holder: a background job and its worker,
 -- or a session with its role and application) while another live session
 -- holds it or another background job is alive (one started a moment ago
--- has not taken it yet). The caller commits at once. Released by
--- _rebalance_unlock(), or free once the holder's session ends.
+-- has not taken it yet; a job in a session holds it from its start).
+-- The caller commits at once. Released by _rebalance_unlock(), or free
+-- once the holder's session ends.
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_lock(take boolean, job bigint DEFAULT NULL) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -22,6 +24,7 @@ DECLARE
 BEGIN
     SELECT * INTO j FROM shardid.rebalance_jobs AS x
      WHERE x.state IN ('starting', 'running', 'stopping') AND x.job_id IS DISTINCT FROM _rebalance_lock.job
+       AND NOT x.in_session
        AND shardid_internal._rebalance_job_alive(x)
      ORDER BY x.job_id LIMIT 1;
     IF FOUND THEN

@@ -1,45 +1,34 @@
 -- Router: empties a node so that remove_node() can remove it: moves every
 -- shard off it with move_shard(), one at a time, committing after each,
 -- each to the node that is then the emptiest (drain_plan(), re-made
--- before every move, as rebalance() re-plans). A move from the node left
--- in progress is resumed first. One at a time with rebalance() and the
--- background rebalance (the rebalance lock). Stops at the first failure
--- by raising it; CALL it again to go on. The move options are passed to
--- every move_shard() call.
+-- before every move, as rebalance() re-plans). A job of the one rebalance
+-- driver run in this session (_rebalance_job_run(), as drain_node_start()
+-- runs it in the background): a move from the node left in progress is
+-- resumed first (one being rolled back is rolled back to the end; an
+-- offline one is refused with a hint). One at a time with rebalance() and
+-- the background rebalance (the rebalance lock). Stops at the first
+-- failure by raising it; CALL it again to go on. The move options are
+-- passed to every move_shard() call.
 -- No SET search_path (PostgreSQL refuses COMMIT in a procedure that has
--- one): this holds the loop and its COMMITs; the checks, what to do next
--- and the NOTICEs are functions that pin it.
+-- one): this holds only the CALL; the functions it calls pin it.
 CREATE OR REPLACE PROCEDURE shardid.drain_node(
     node text,
     strategy text DEFAULT 'by_size',
-    drop_old boolean DEFAULT false,
-    lock_timeout interval DEFAULT '10 s',
-    cutover_timeout interval DEFAULT '30 s',
-    catchup_timeout interval DEFAULT '1 day',
-    node_timeout interval DEFAULT '30 s')
+    drop_old boolean DEFAULT NULL,
+    lock_timeout interval DEFAULT NULL,
+    cutover_timeout interval DEFAULT NULL,
+    catchup_timeout interval DEFAULT NULL,
+    node_timeout interval DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
-DECLARE
-    step    record;
-    pending shardid.shard_moves[];
-    moved   integer[] := '{}';
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.drain_node()',
                                              'after every move');
     PERFORM shardid_internal._check_rebalance_options(strategy, NULL);
-    PERFORM shardid_internal._drain_start(node);
-    COMMIT;
-    LOOP
-        step := shardid_internal._drain_next(pending, node, strategy);
-        EXIT WHEN step.shard IS NULL;
-        pending := step.pending;
-        CALL shardid.move_shard(step.shard, step.target, drop_old => drop_old,
-                                lock_timeout => lock_timeout, cutover_timeout => cutover_timeout,
-                                catchup_timeout => catchup_timeout, node_timeout => node_timeout);
-        moved := shardid_internal._rebalance_moved(step.shard, step.target, moved);
-        COMMIT;
-    END LOOP;
-    PERFORM shardid_internal._drain_finish(node, pg_catalog.cardinality(moved));
+    CALL shardid_internal._rebalance_job_run(shardid_internal._rebalance_job_create('drain', node,
+        pg_catalog.jsonb_build_object('strategy', strategy, 'max_moves', NULL, 'excluded_shards', '{}'::integer[])
+            || shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout),
+        in_session => true));
 END
 $$;
 

@@ -5,63 +5,61 @@
 -- never to the drained node. Loads count shards in a move on their target
 -- (on their source while being rolled back). Shards of the node in a move
 -- or frozen on the router are not planned: drain_node() resumes the
--- first and reports the second.
+-- first and reports the second. Nodes that accept no shards (set_node())
+-- are no target (their shards stay out of the plan). The planner is
+-- rebalance_plan()'s (src/core/rebalance.cpp through _rebalance_moves()),
+-- with the node closed and drain_only.
 CREATE OR REPLACE FUNCTION shardid.drain_plan(node text, strategy text DEFAULT 'by_size', max_moves integer DEFAULT NULL)
     RETURNS TABLE (step integer, shard integer, source text, target text, bytes bigint)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    names  text[];
-    loads  numeric[];
-    sizes  jsonb := '{}';
-    s      record;
-    best   integer;
-    i      integer;
-    n      integer := 0;
+    node_names  text[];
+    closed      boolean[];
+    placed      integer[];
+    counted_on  text[];
+    sizes       bigint[];
+    pinned      integer[];
+    size_shard  integer[] := '{}';
+    size_bytes  bigint[] := '{}';
 BEGIN
     PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
     IF node IS NULL OR NOT EXISTS (SELECT FROM shardid.nodes AS x WHERE x.node = drain_plan.node) THEN
         RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
     END IF;
-    names := ARRAY(SELECT x.node FROM shardid.nodes AS x WHERE x.node <> drain_plan.node ORDER BY x.node COLLATE "C");
-    IF pg_catalog.cardinality(names) = 0 THEN
+    IF NOT EXISTS (SELECT FROM shardid.nodes AS x WHERE x.node <> drain_plan.node) THEN
         RAISE EXCEPTION 'there is no other node to drain node "%" onto', node
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Add a node first (shardid.add_node()).';
     END IF;
     IF strategy = 'by_size' THEN
-        SELECT COALESCE(jsonb_object_agg(z.shard::text, z.bytes), '{}') INTO sizes FROM shardid.shard_sizes() AS z;
+        SELECT COALESCE(pg_catalog.array_agg(z.shard), '{}'), COALESCE(pg_catalog.array_agg(z.bytes), '{}')
+          INTO size_shard, size_bytes
+          FROM shardid.shard_sizes() AS z;
     END IF;
-    loads := ARRAY(
-            SELECT COALESCE((SELECT sum(CASE WHEN strategy = 'by_size' THEN (sizes->>(p.shard::text))::numeric ELSE 1 END)
-                               FROM shardid.shard_placement AS p
-                               LEFT JOIN shardid.shard_moves AS m ON m.shard = p.shard
-                              WHERE (CASE WHEN m.shard IS NULL OR m.phase = 'aborting' THEN p.node ELSE m.target END) = o.name), 0)
-              FROM unnest(names) WITH ORDINALITY AS o(name, ord) ORDER BY o.ord);
-    FOR s IN
-        SELECT p.shard, (sizes->>(p.shard::text))::bigint AS bytes
-          FROM shardid.shard_placement AS p
-         WHERE p.node = drain_plan.node AND NOT p.frozen
-           AND NOT EXISTS (SELECT FROM shardid.shard_moves AS m WHERE m.shard = p.shard)
-         ORDER BY CASE WHEN strategy = 'by_size' THEN (sizes->>(p.shard::text))::bigint END DESC NULLS LAST, p.shard DESC
-    LOOP
-        EXIT WHEN max_moves IS NOT NULL AND n >= max_moves;
-        best := 1;
-        FOR i IN 2 .. pg_catalog.cardinality(names) LOOP
-            IF loads[i] < loads[best] THEN
-                best := i;
-            END IF;
-        END LOOP;
-        n := n + 1;
-        loads[best] := loads[best] + CASE WHEN strategy = 'by_size' THEN COALESCE(s.bytes, 0) ELSE 1 END;
-        step := n; shard := s.shard; source := node; target := names[best]; bytes := s.bytes;
-        RETURN NEXT;
-    END LOOP;
+    SELECT pg_catalog.array_agg(n.node ORDER BY n.node COLLATE "C"), pg_catalog.array_agg(n.node = drain_plan.node ORDER BY n.node COLLATE "C")
+      INTO node_names, closed
+      FROM shardid.nodes AS n
+     WHERE n.accepts_shards OR n.node = drain_plan.node;
+    SELECT COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard), '{}'),
+           COALESCE(pg_catalog.array_agg(CASE WHEN m.shard IS NULL OR m.phase = 'aborting' THEN p.node
+                                              ELSE m.target END ORDER BY p.shard), '{}'),
+           COALESCE(pg_catalog.array_agg(z.bytes ORDER BY p.shard), '{}'),
+           COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard) FILTER (WHERE m.shard IS NOT NULL OR p.frozen), '{}')
+      INTO placed, counted_on, sizes, pinned
+      FROM shardid.shard_placement AS p
+      LEFT JOIN shardid.shard_moves AS m ON m.shard = p.shard
+      LEFT JOIN ROWS FROM (pg_catalog.unnest(size_shard), pg_catalog.unnest(size_bytes)) AS z(shard, bytes) ON z.shard = p.shard
+     WHERE (CASE WHEN m.shard IS NULL OR m.phase = 'aborting' THEN p.node ELSE m.target END) = ANY (node_names);
+    RETURN QUERY
+        SELECT r.step, r.shard, r.source, r.target, r.bytes
+          FROM shardid_internal._rebalance_moves(strategy, max_moves, node_names, placed, counted_on, sizes, pinned,
+                                                 closed, drain_only => true) AS r;
 END
 $$;
 
 REVOKE ALL ON FUNCTION shardid.drain_plan(text, text, integer) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.drain_plan(text, text, integer) IS
-    'Router: the moves (step, shard, source, target, bytes) that empty a node: its shards largest first (by_size) or by number (by_count), each to the then emptiest other node; shards in a move or frozen stay. Changes nothing.';
+    'Router: the moves (step, shard, source, target, bytes) that empty a node: its shards largest first (by_size) or by number (by_count), each to the then emptiest other node that accepts shards; shards in a move or frozen stay. Changes nothing.';

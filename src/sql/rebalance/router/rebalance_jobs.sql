@@ -1,9 +1,12 @@
--- Router: the background rebalances (rebalance_start(), drain_node_start()),
--- one row per job, kept after it ends so that its outcome survives the
--- session that started it and a restart of the server. The worker writes
--- its progress here after every move, in the same transaction as the move's
--- last commit; rebalance_status() reads it. Readable by administrators
--- only: it names the roles that started jobs.
+-- Router: every rebalance and drain, one row per job, kept after it ends
+-- so that its outcome survives the session that started it and a restart
+-- of the server: the background ones (rebalance_start(),
+-- drain_node_start(): a worker runs them) and, in_session, the CALLs of
+-- rebalance() and drain_node() (their session is the worker). The one
+-- driver (_rebalance_job_run()) writes its progress here after every
+-- move, in the same transaction as the move's last commit;
+-- rebalance_status() reads it. Readable by administrators only: it names
+-- the roles that started jobs.
 CREATE TABLE shardid.rebalance_jobs (
     job_id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     kind           text NOT NULL CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['rebalance', 'drain'])),
@@ -23,10 +26,11 @@ CREATE TABLE shardid.rebalance_jobs (
     started_by     name NOT NULL DEFAULT CURRENT_USER,
     started_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     updated_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    finished_at    timestamptz
+    finished_at    timestamptz,
+    in_session     boolean NOT NULL DEFAULT false
 );
 
 REVOKE ALL ON shardid.rebalance_jobs FROM PUBLIC;
 
 COMMENT ON TABLE shardid.rebalance_jobs IS
-    'Router: background rebalances and drains (rebalance_start(), drain_node_start()), one row per job: options, state, moves done and planned, the current move, the last error, the worker, times. Read through rebalance_status(); administrators only.';
+    'Router: rebalances and drains, one row per job, in the background (rebalance_start(), drain_node_start()) or in_session (rebalance(), drain_node()): options, state, moves done and planned, the current move, the last error, the worker, times. Read through rebalance_status(); administrators only.';

@@ -5,7 +5,9 @@
 -- shardid.nodes takes part, also one that holds no shard yet. A shard in a
 -- move counts on the node it is going to (on its source while the move is
 -- being rolled back) and is not moved; so are frozen shards and
--- excluded_shards. by_count reaches no node and reports no bytes.
+-- excluded_shards. A node that accepts no shards (set_node()) is closed
+-- to the planner: it receives none, and its shards move off first.
+-- by_count reaches no node and reports no bytes.
 CREATE OR REPLACE FUNCTION shardid.rebalance_plan(strategy text DEFAULT 'by_size', max_moves integer DEFAULT NULL,
                                                   excluded_shards integer[] DEFAULT '{}')
     RETURNS TABLE (step integer, shard integer, source text, target text, bytes bigint)
@@ -18,6 +20,7 @@ DECLARE
     counted_on  text[];
     sizes       bigint[];
     pinned      integer[];
+    closed      boolean[];
     size_shard  integer[] := '{}';
     size_bytes  bigint[] := '{}';
 BEGIN
@@ -27,7 +30,10 @@ BEGIN
           INTO size_shard, size_bytes
           FROM shardid.shard_sizes() AS z;
     END IF;
-    node_names := ARRAY(SELECT n.node FROM shardid.nodes AS n);
+    SELECT COALESCE(pg_catalog.array_agg(n.node ORDER BY n.node COLLATE "C"), '{}'),
+           COALESCE(pg_catalog.array_agg(NOT n.accepts_shards ORDER BY n.node COLLATE "C"), '{}')
+      INTO node_names, closed
+      FROM shardid.nodes AS n;
     SELECT COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard), '{}'),
            COALESCE(pg_catalog.array_agg(CASE WHEN m.shard IS NULL OR m.phase = 'aborting' THEN p.node
                                               ELSE m.target END ORDER BY p.shard), '{}'),
@@ -41,11 +47,12 @@ BEGIN
       LEFT JOIN ROWS FROM (pg_catalog.unnest(size_shard), pg_catalog.unnest(size_bytes)) AS z(shard, bytes) ON z.shard = p.shard;
     RETURN QUERY
         SELECT r.step, r.shard, r.source, r.target, r.bytes
-          FROM shardid_internal._rebalance_moves(strategy, max_moves, node_names, placed, counted_on, sizes, pinned) AS r;
+          FROM shardid_internal._rebalance_moves(strategy, max_moves, node_names, placed, counted_on, sizes, pinned,
+                                                 closed) AS r;
 END
 $$;
 
 REVOKE ALL ON FUNCTION shardid.rebalance_plan(text, integer, integer[]) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.rebalance_plan(text, integer, integer[]) IS
-    'Router: the moves (step, shard, source, target, bytes) that would even out the nodes'' total shard size (by_size, read from the nodes) or shard count (by_count), at most max_moves; shards in a move, frozen or excluded stay put. Changes nothing.';
+    'Router: the moves (step, shard, source, target, bytes) that would even out the nodes'' total shard size (by_size, read from the nodes) or shard count (by_count), at most max_moves; shards in a move, frozen or excluded stay put; none goes to a node that accepts no shards, whose shards move off. Changes nothing.';

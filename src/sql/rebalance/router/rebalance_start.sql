@@ -4,31 +4,42 @@
 -- job outlives the caller's session; rebalance_status() follows it,
 -- rebalance_wait() waits for it, rebalance_stop() stops it. After a restart
 -- of the server the job is reported interrupted, and rebalance_start()
--- resumes the work (a move left in progress first).
+-- resumes the work (a move left in progress first). With max_parallel > 1
+-- moves whose nodes are disjoint run at the same time, each in a
+-- background worker of its own, at most max_parallel of them and each
+-- node in at most max_moves_per_node at once; with move_retries > 0 a
+-- failed move is retried (after retry_pause) up to that many times, and
+-- then the job goes on with the others and ends failed, listing it.
 CREATE OR REPLACE FUNCTION shardid.rebalance_start(
     strategy text DEFAULT 'by_size',
     max_moves integer DEFAULT NULL,
     excluded_shards integer[] DEFAULT '{}',
-    drop_old boolean DEFAULT false,
-    lock_timeout interval DEFAULT '10 s',
-    cutover_timeout interval DEFAULT '30 s',
-    catchup_timeout interval DEFAULT '1 day',
-    node_timeout interval DEFAULT '30 s') RETURNS bigint
+    drop_old boolean DEFAULT NULL,
+    lock_timeout interval DEFAULT NULL,
+    cutover_timeout interval DEFAULT NULL,
+    catchup_timeout interval DEFAULT NULL,
+    node_timeout interval DEFAULT NULL,
+    max_parallel integer DEFAULT 1,
+    max_moves_per_node integer DEFAULT 1,
+    move_retries integer DEFAULT 0,
+    retry_pause interval DEFAULT '10 s') RETURNS bigint
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
+    PERFORM shardid_internal._check_parallel_options(max_parallel, max_moves_per_node, move_retries, retry_pause);
     PERFORM shardid_internal._dblink_schema();
     RETURN shardid_internal._rebalance_job_create('rebalance', NULL,
         jsonb_build_object('strategy', strategy, 'max_moves', max_moves,
-                           'excluded_shards', COALESCE(excluded_shards, '{}'), 'drop_old', drop_old,
-                           'lock_timeout', lock_timeout, 'cutover_timeout', cutover_timeout,
-                           'catchup_timeout', catchup_timeout, 'node_timeout', node_timeout));
+                           'excluded_shards', COALESCE(excluded_shards, '{}'),
+                           'max_parallel', max_parallel, 'max_moves_per_node', max_moves_per_node,
+                           'move_retries', move_retries, 'retry_pause', retry_pause)
+            || shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout));
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid.rebalance_start(text, integer, integer[], boolean, interval, interval, interval, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid.rebalance_start(text, integer, integer[], boolean, interval, interval, interval, interval, integer, integer, integer, interval) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid.rebalance_start(text, integer, integer[], boolean, interval, interval, interval, interval) IS
-    'Router: starts rebalance() in a background worker and returns the job''s ID at once; options as rebalance(). Follow it with rebalance_status(), rebalance_wait(), rebalance_stop().';
+COMMENT ON FUNCTION shardid.rebalance_start(text, integer, integer[], boolean, interval, interval, interval, interval, integer, integer, integer, interval) IS
+    'Router: starts rebalance() in a background worker and returns the job''s ID at once; options as rebalance(), and max_parallel moves at once on disjoint nodes (max_moves_per_node each), a failed move retried move_retries times after retry_pause. Follow it with rebalance_status(), rebalance_wait(), rebalance_stop().';

@@ -2,7 +2,7 @@
 -- it finishes the move in progress and makes no other (the default), or,
 -- with cancel_move, cancels that move (pg_cancel_backend of the worker),
 -- which rolls it back unless it was already repointed, as a cancelled
--- move_shard() does. Either way the job ends 'stopped'; rebalance_wait()
+-- move_shard() does (with moves in workers of their own: each of them). Either way the job ends 'stopped'; rebalance_wait()
 -- waits for that. Returns whether a running job was asked to stop.
 CREATE OR REPLACE FUNCTION shardid.rebalance_stop(job bigint DEFAULT NULL, cancel_move boolean DEFAULT false) RETURNS boolean
     LANGUAGE plpgsql
@@ -22,7 +22,10 @@ BEGIN
     IF cancel_move AND j.worker_pid IS NOT NULL THEN
         -- the worker records the cancel's error in this row, which waits
         -- for this transaction to commit and then reads 'stopping'
-        PERFORM pg_catalog.pg_cancel_backend(j.worker_pid);
+        PERFORM pg_catalog.pg_cancel_backend(j.worker_pid) WHERE NOT shardid_internal._rebalance_job_parallel(j.job_id);
+        -- a job whose moves run in workers of their own: those workers
+        PERFORM pg_catalog.pg_cancel_backend(x.worker_pid) FROM shardid.rebalance_job_moves AS x
+         WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running') AND x.worker_pid IS NOT NULL;
     END IF;
     RETURN true;
 END
