@@ -4,10 +4,11 @@
 -- worker), moves done and planned (done + the current plan's length), the
 -- current move with its phase and progress from shardid.shard_moves, the
 -- last error, who started it and when, when it ended; every move in flight
--- (moves_in_flight: shard, source, target, state, tries, phase and
--- progress; several with max_parallel) and the shards whose moves failed
--- after their retries (moves_failed). current_* is the lowest shard in
--- flight.
+-- (moves_in_flight: the move's row of shardid.move_progress, so a column
+-- added there shows here too, with the job's shard, source, target,
+-- action, state, tries, worker and error over it; several with
+-- max_parallel) and the shards whose moves failed after their retries
+-- (moves_failed). current_* is the lowest shard in flight.
 CREATE OR REPLACE FUNCTION shardid.rebalance_status(job bigint DEFAULT NULL)
     RETURNS TABLE (job_id bigint, kind text, drain_node text, state text, moves_done integer, moves_planned integer,
                    current_shard integer, current_source text, current_target text, current_phase text,
@@ -24,12 +25,11 @@ AS $$
            j.moves_done, j.moves_planned, j.current_shard, j.current_source, j.current_target,
            m.phase, m.bytes_copied, m.bytes_total, m.lag_bytes,
            COALESCE(j.last_error, m.last_error), j.worker_pid, j.started_by, j.started_at, j.updated_at, j.finished_at, j.options,
-           COALESCE((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+           COALESCE((SELECT pg_catalog.jsonb_agg(COALESCE(pg_catalog.to_jsonb(y), '{}') OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object(
                                 'shard', x.shard, 'source', x.source, 'target', x.target, 'action', x.action, 'state', x.state,
-                                'tries', x.tries, 'phase', y.phase, 'bytes_copied', y.bytes_copied, 'bytes_total', y.bytes_total,
-                                'lag_bytes', y.lag_bytes, 'worker_pid', x.worker_pid, 'last_error', x.last_error) ORDER BY x.shard)
+                                'tries', x.tries, 'worker_pid', x.worker_pid, 'last_error', x.last_error) ORDER BY x.shard)
                        FROM shardid.rebalance_job_moves AS x
-                       LEFT JOIN shardid.shard_moves AS y ON y.shard = x.shard
+                       LEFT JOIN shardid.move_progress AS y ON y.shard = x.shard
                       WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running', 'error', 'retrying')),
                     CASE WHEN j.current_shard IS NOT NULL AND NOT EXISTS (SELECT FROM shardid.rebalance_job_moves AS x WHERE x.job_id = j.job_id)
                          THEN pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
