@@ -26,3 +26,23 @@ DROP FUNCTION shardid_internal._node_facts_unsafe(jsonb);
 -- and counts it (it took _drop_retired_copy_counted()'s part).
 DROP FUNCTION shardid_internal._drop_retired_copy_counted(bigint[], text, name, boolean, text);
 DROP FUNCTION shardid_internal._drop_retired_copy_on(text, name);
+
+-- apply_ddl(): batches bounded by time (batch_time), CONCURRENTLY on several
+-- connections at once (connections); its internal functions renamed by what
+-- they do or folded into their one caller. Dropped here, re-created below.
+DROP PROCEDURE shardid.apply_ddl(text, text, integer, text);
+DROP PROCEDURE shardid_internal._apply_ddl_here(text, text, integer, text, text);
+DROP PROCEDURE shardid_internal._apply_ddl_concurrently(shardid.ddl_changes, integer, integer, text, integer[]);
+DROP PROCEDURE shardid_internal._apply_ddl_router(text, text, integer);
+DROP FUNCTION shardid_internal._apply_ddl_batch(bigint, integer);
+DROP FUNCTION shardid_internal._apply_ddl_next_batch(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_first_batch(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_record(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_announce(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_claim(bigint);
+DROP FUNCTION shardid_internal._apply_ddl_done(bigint, text);
+DROP FUNCTION shardid_internal._apply_ddl_finish(bigint);
+DROP FUNCTION shardid_internal._apply_ddl_finished(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_node(text, bigint, text, integer);
+DROP FUNCTION shardid_internal._apply_ddl_node_done(text, bigint, text);
+DROP FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer);
