@@ -50,7 +50,7 @@ BEGIN
     END;
     BEGIN
         PERFORM shardid_internal._apply_ddl_result(conns[ended], NULL, retries[ended], change_id, targets[ended]);
-    EXCEPTION WHEN OTHERS THEN
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
         GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
         FOR j IN 1 .. cardinality(conns) LOOP
             IF j <> ended AND targets[j] IS NOT NULL THEN
