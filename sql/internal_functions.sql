@@ -69,7 +69,7 @@ INSERT INTO public_execute VALUES
     ('shardid_internal._name_indexes(regclass,jsonb)', 'called by _create_shard_table(); ALTER INDEX checks ownership'),
     ('shardid.apply_ddl(text,text,integer,text,interval,integer)', 'template owners (membership of the owner checked; statements run as the owner)'),
     ('shardid_internal._apply_ddl_start(text,text,boolean,text)', 'called by apply_ddl() (membership of the template owner checked)'),
-    ('shardid_internal._apply_ddl_batch(shardid.ddl_changes,integer,interval,integer,integer)', 'called by apply_ddl()'),
+    ('shardid_internal._apply_ddl_batch(shardid.ddl_changes,integer,interval,integer,integer,integer)', 'called by apply_ddl()'),
     ('shardid_internal._apply_ddl_check_options(interval,integer)', 'called by apply_ddl(): pure'),
     ('shardid_internal._apply_ddl_check(text,name,name)', 'called by apply_ddl(): pure'),
     ('shardid_internal._ddl_template(text,name,name)', 'called by apply_ddl(): pure'),

@@ -7,9 +7,11 @@
 -- command finished for this template is a re-run (a migration run twice):
 -- a NOTICE says so, nothing is kept, and made is -1. Otherwise made is how
 -- many tables the batch changed (_apply_ddl_batch: up to batch_size, and
--- for no longer than batch_time); the caller commits.
+-- for no longer than batch_time) and after the last shard it changed; the
+-- caller commits.
 CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_first_batch(INOUT change shardid.ddl_changes, todo integer, total integer,
-                                                                   batch_size integer, batch_time interval, OUT made integer)
+                                                                   batch_size integer, batch_time interval, OUT made integer,
+                                                                   OUT after integer)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -25,7 +27,7 @@ BEGIN
         change := shardid_internal._apply_ddl_record(change, todo, total,
                                                      format('committing every %s tables%s', batch_size,
                                                             ' or ' || (round(extract(epoch FROM batch_time) * 1000, 1)::float8 || ' ms')));
-        made := shardid_internal._apply_ddl_batch(change, batch_size, batch_time, 0, todo);
+        SELECT b.made, b.after INTO made, after FROM shardid_internal._apply_ddl_batch(change, batch_size, batch_time, 0, todo, NULL) AS b;
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
         SELECT c.* INTO prior FROM shardid.ddl_changes AS c

@@ -19,7 +19,7 @@ DECLARE
     s      record;
     f      record;
     change shardid.ddl_changes;
-    made   integer;
+    b      record;
     done   integer[] := '{0,0}';  -- tables, batches
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.apply_ddl()',
@@ -41,14 +41,14 @@ BEGIN
     ELSE
         SELECT * INTO f FROM shardid_internal._apply_ddl_first_batch(change, s.todo, s.total, batch_size, batch_time) AS x;
         change := f.change;
-        made := f.made;
+        b := f;
         COMMIT;
-        IF made < 0 THEN
+        IF b.made < 0 THEN
             RETURN;
         END IF;
-        WHILE made IS NOT NULL LOOP
-            done := shardid_internal._batch_progress('apply_ddl', 'tables', done, made, s.todo, batch_size);
-            made := shardid_internal._apply_ddl_batch(change, batch_size, batch_time, done[1], s.todo);
+        WHILE b.made IS NOT NULL LOOP
+            done := shardid_internal._batch_progress('apply_ddl', 'tables', done, b.made, s.todo, batch_size);
+            SELECT * INTO b FROM shardid_internal._apply_ddl_batch(change, batch_size, batch_time, done[1], s.todo, b.after) AS x;
             COMMIT;
         END LOOP;
     END IF;
