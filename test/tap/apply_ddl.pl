@@ -22,6 +22,8 @@
 # at that moment, another command is refused, and the re-CALL finishes it:
 # every table has the column, the ledger is complete. The same for CREATE
 # INDEX CONCURRENTLY over 512 shards: no second or invalid index is left.
+# CONCURRENTLY on 4 connections at once: builds seen running together from
+# another session, the CALL ended while they run, the re-CALL finishes.
 use strict;
 use warnings;
 
@@ -199,7 +201,7 @@ is($router->safe_psql('app', q{SELECT targets_done || ' ' || (finished_at IS NUL
 my $origin = $router->safe_psql('app', q{SELECT shardid_internal._apply_ddl_origin(change_id) FROM shardid.ddl_changes WHERE command LIKE '%seen%' AND NOT abandoned});
 is($node{b}->safe_psql('app', qq{SELECT count(*) || ' ' || count(*) FILTER (WHERE finished_at IS NULL) FROM shardid.ddl_changes WHERE origin = '$origin'}),
 	'1 1', 'b holds the change under the router\'s origin, open (its template and shard 1)');
-$node{b}->safe_psql('app', "CALL shardid_internal._apply_ddl_here('public.posts', '$seen', 256, NULL, '$origin')");
+$node{b}->safe_psql('app', "CALL shardid_internal._apply_ddl_here('public.posts', '$seen', 256, NULL, NULL, 1, '$origin')");
 ($ret, $out, $err) = $router->psql('app', "CALL shardid.apply_ddl('public.posts', '$seen')");
 is($ret, 0, 'the router\'s re-CALL succeeds: b, finished already, is not run again') or diag($err);
 is(with_column($_, 'seen'), '5/5', "node $_: the template and every shard have the column (once: no error)") for qw(a b);
@@ -330,6 +332,71 @@ is($big->safe_psql('cic', q{
 SELECT count(*) FILTER (WHERE done) || ' ' || count(*) || ' ' || (SELECT count(*) FROM shardid.ddl_changes WHERE finished_at IS NOT NULL)
   FROM shardid.ddl_applied}),
 	'513 513 1', 'the ledger is complete');
+
+# CONCURRENTLY on several connections at once (connections => 4): each
+# build calls an index expression that sleeps 0.3 s, so the builds are seen
+# running together from another session (pg_stat_activity of the loopback
+# connections, pg_stat_progress_create_index). The CALL is ended while they
+# run: several tables are left running (interrupted), and the re-CALL
+# retries those first (an invalid index dropped and built again, or a build
+# that had ended counted) and finishes: every table has the index once,
+# valid, and the ledger is complete.
+$big->safe_psql('postgres', 'CREATE DATABASE par');
+$big->safe_psql('par', q{
+CREATE EXTENSION dblink;
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+CREATE FUNCTION public.slow_key(k bigint) RETURNS bigint LANGUAGE plpgsql IMMUTABLE
+    AS $$ BEGIN PERFORM pg_sleep(0.3); RETURN k; END $$;
+});
+$big->safe_psql('par', 'CALL shardid.create_shards_proc(0, 15)');
+$big->safe_psql('par', "CALL shardid.create_table_proc('public.posts')");
+$big->safe_psql('par', q{
+DO $$ DECLARE s name; BEGIN
+    FOR s IN SELECT schema FROM shardid.shards UNION ALL SELECT 'public' LOOP
+        EXECUTE format('INSERT INTO %I.posts (id, user_id, body) VALUES (1, 1, ''x'')', s);
+    END LOOP;
+END $$;
+});
+my $slow = 'CREATE INDEX CONCURRENTLY posts_slow ON %s (public.slow_key(user_id))';
+my $bg = $big->background_psql('par', on_error_stop => 0);
+my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+$pid =~ s/\D//g;
+$bg->query_until(qr/calling/, "\\echo calling\nCALL shardid.apply_ddl('public.posts', \$cmd\$$slow\$cmd\$, connections => 4);\n");
+ok( $big->poll_query_until(
+		'postgres', q{
+SELECT count(*) >= 2 FROM pg_stat_activity
+ WHERE datname = 'par' AND application_name = 'shardid_apply_ddl' AND state = 'active'
+   AND query LIKE 'CREATE INDEX CONCURRENTLY posts_slow%'}),
+	'CONCURRENTLY: two or more tables build at once, each on a loopback connection of its own');
+ok($big->poll_query_until('postgres', q{SELECT count(*) >= 2 FROM pg_stat_progress_create_index WHERE datname = 'par'}),
+	'pg_stat_progress_create_index shows them together');
+$big->safe_psql('par', "SELECT pg_terminate_backend($pid)");
+$big->poll_query_until('postgres', "SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $pid)")
+  or die 'the session did not end';
+eval { $bg->quit };
+# the loopback connections notice within a second (client_connection_check_interval)
+ok( $big->poll_query_until(
+		'postgres', q{SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE datname = 'par' AND application_name = 'shardid_apply_ddl')}),
+	'the builds end with the CALL');
+my $left = $big->safe_psql('par', q{
+SELECT cardinality(running) || ' ' || interrupted || ' ' || (targets_done < 17) FROM shardid.ddl_progress WHERE command LIKE '%posts_slow%'});
+like($left, qr/^([2-9]|1[0-6]) true true$/, "the interrupted change has several tables running, none driving them ($left)");
+($ret, $out, $err) = $big->psql('par', "CALL shardid.apply_ddl('public.posts', '$slow', connections => 4)");
+is($ret, 0, 'the re-CALL of the parallel CONCURRENTLY change succeeds') or diag($err);
+# a build the end of the CALL stopped left an invalid index, dropped and
+# built again; one that had ended before its connection noticed counts as done
+like($err, qr/(dropping an index left invalid by an interrupted run|the interrupted run had made the change).*\n(.*\n)*.*finished: /,
+	'it retries the tables the interrupted builds left running first');
+is($big->safe_psql('par', q{
+SELECT count(*) || ' ' || count(*) FILTER (WHERE x.indisvalid) || ' ' || count(DISTINCT c.oid)
+  FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid JOIN pg_class AS c ON c.oid = x.indrelid
+ WHERE i.relname = 'posts_slow'}),
+	'17 17 17', 'every table has the index once, valid');
+is($big->safe_psql('par', q{
+SELECT count(*) FILTER (WHERE done) || ' ' || count(*) || ' ' || (SELECT count(*) FROM shardid.ddl_changes WHERE finished_at IS NOT NULL)
+  FROM shardid.ddl_applied}),
+	'17 17 1', 'the ledger is complete');
 
 $big->stop;
 done_testing();

@@ -4,8 +4,12 @@
 -- found running was interrupted: retry is true, and cleanup drops the
 -- invalid indexes an interrupted CREATE INDEX CONCURRENTLY leaves on it.
 -- A shard without the table is recorded as done (it will be made from the
--- changed template). target is NULL when every target has the change.
-CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_claim(change_id bigint,
+-- changed template). busy: the targets this session is changing now on
+-- its other connections (running in the ledger, not interrupted), never
+-- claimed again. Another session's claim of the same new target fails on
+-- the ledger's primary key: two sessions never change one table. target
+-- is NULL when every target has the change or is busy.
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_claim(change_id bigint, busy text[] DEFAULT '{}',
                                                     OUT target text, OUT statement text, OUT owner name,
                                                     OUT cleanup text[], OUT retry boolean)
     LANGUAGE plpgsql
@@ -16,9 +20,12 @@ DECLARE
     x    record;
     rel  regclass;
 BEGIN
+    busy := COALESCE(busy, '{}');
     SELECT * INTO STRICT c FROM shardid.ddl_changes AS d WHERE d.change_id = _apply_ddl_claim.change_id;
     LOOP
-        SELECT * INTO x FROM shardid_internal._apply_ddl_targets(change_id, 1);
+        SELECT * INTO x FROM shardid_internal._apply_ddl_targets(change_id, 1 + cardinality(busy)) AS t
+         WHERE t.target <> ALL (array_remove(busy, NULL))
+         LIMIT 1;
         IF NOT FOUND THEN
             RETURN;
         END IF;
@@ -48,5 +55,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid_internal._apply_ddl_claim(bigint) IS
-    'apply_ddl() on a node, outside a transaction block: marks the next target that lacks the change as running and returns its statement, owner, and (for an interrupted one) the invalid indexes to drop first; NULL target when done.';
+COMMENT ON FUNCTION shardid_internal._apply_ddl_claim(bigint, text[]) IS
+    'apply_ddl() on a node, outside a transaction block: marks the next target that lacks the change (and is not one of busy, this session''s) as running and returns its statement, owner, and (for an interrupted one) the invalid indexes to drop first; NULL target when none is left.';

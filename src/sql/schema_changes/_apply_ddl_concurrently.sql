@@ -1,44 +1,71 @@
 -- apply_ddl() on a node, a statement that cannot run in a transaction
--- block (CONCURRENTLY): one table at a time over a dblink connection to
--- this node (loopback: its connect string), each claimed and recorded in
--- the ledger, committing while the statement runs so that this session
--- holds no old snapshot; done counts the tables ({tables, batches}, for
--- the closing NOTICE). A procedure of its own because it commits;
--- executable by PUBLIC as apply_ddl() is (the claim checks the caller).
--- No SET clause: it holds the loop and its COMMITs.
-CREATE OR REPLACE PROCEDURE shardid_internal._apply_ddl_concurrently(change shardid.ddl_changes, todo integer, batch_size integer,
-                                                                    loopback text, INOUT done integer[])
+-- block (CONCURRENTLY): up to connections tables at once, each on a dblink
+-- connection of its own to this node (loopback: its connect string), each
+-- claimed in the ledger before its statement is sent (_apply_ddl_claim)
+-- and marked done once it ended (_apply_ddl_collect), committing while the
+-- statements run so that this session holds no old snapshot: they wait
+-- for their snapshots together. Until one table has the change, one table
+-- at a time: a change whose first table fails is not kept
+-- (_apply_ddl_failed), and no other build may have started meanwhile.
+-- done counts the tables ({tables, batches}, for the closing NOTICE). A
+-- procedure of its own because it commits; executable by PUBLIC as
+-- apply_ddl() is (the claim checks the caller). No SET clause: it holds
+-- the loop and its COMMITs.
+CREATE OR REPLACE PROCEDURE shardid_internal._apply_ddl_concurrently(change shardid.ddl_changes, todo integer, total integer,
+                                                                    batch_size integer, loopback text, connections integer,
+                                                                    INOUT done integer[])
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    c    record;
-    conn text := 'shardid_apply_ddl';
-    app  text := pg_catalog.current_setting('application_name');
+    c       record;
+    conns   text[] := '{}';
+    targets text[] := '{}';   -- the table each connection changes, NULL when idle
+    retries boolean[] := '{}';
+    i       integer;
+    wide    boolean := todo < total;  -- some table has the change
+    more    boolean := true;
+    app     text := pg_catalog.current_setting('application_name');
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid_internal._apply_ddl_concurrently()',
                                              'after every table',
                                              'It is called by shardid.apply_ddl(): CALL that on its own.');
-    PERFORM shardid_internal._apply_ddl_connect(conn, NULL, loopback);
     LOOP
-        SELECT * INTO c FROM shardid_internal._apply_ddl_claim(change.change_id);
-        EXIT WHEN c.target IS NULL;
-        COMMIT;
+        -- an idle connection (opened when first needed) gets the next table
+        FOR i IN 1 .. CASE WHEN wide THEN connections ELSE 1 END LOOP
+            EXIT WHEN NOT more;
+            CONTINUE WHEN targets[i] IS NOT NULL;
+            IF conns[i] IS NULL THEN
+                conns[i] := pg_catalog.format('shardid_apply_ddl_%s', i);
+                PERFORM shardid_internal._apply_ddl_connect(conns[i], NULL, loopback);
+            END IF;
+            SELECT * INTO c FROM shardid_internal._apply_ddl_claim(change.change_id, targets);
+            IF c.target IS NULL THEN
+                more := false;
+                EXIT;
+            END IF;
+            COMMIT;
+            PERFORM shardid_internal._apply_ddl_send(conns[i], NULL, c.cleanup, c.statement);
+            targets[i] := c.target;
+            retries[i] := c.retry;
+        END LOOP;
+        EXIT WHEN pg_catalog.cardinality(pg_catalog.array_remove(targets, NULL)) = 0;
         PERFORM pg_catalog.set_config('application_name',
                                       pg_catalog.format('shardid apply_ddl %s %s/%s', change.template, done[1], todo), false);
-        PERFORM shardid_internal._apply_ddl_send(conn, NULL, c.cleanup, c.statement);
-        -- commit while it runs: this session must hold no old snapshot
-        WHILE shardid_internal._apply_ddl_busy(conn) LOOP
-            COMMIT;
-        END LOOP;
-        PERFORM shardid_internal._apply_ddl_result(conn, NULL, c.retry, change.change_id, c.target);
-        PERFORM shardid_internal._apply_ddl_done(change.change_id, c.target);
+        -- commit while they run: this session must hold no old snapshot
+        i := shardid_internal._apply_ddl_collect(change.change_id, conns, targets, retries);
         COMMIT;
-        done := shardid_internal._batch_progress('apply_ddl', 'tables', done, 1, todo, batch_size);
+        IF i IS NOT NULL THEN
+            targets[i] := NULL;
+            wide := true;
+            done := shardid_internal._batch_progress('apply_ddl', 'tables', done, 1, todo, batch_size);
+        END IF;
     END LOOP;
-    PERFORM shardid_internal._node_close(conn);
+    FOR i IN 1 .. pg_catalog.cardinality(conns) LOOP
+        PERFORM shardid_internal._node_close(conns[i]);
+    END LOOP;
     PERFORM pg_catalog.set_config('application_name', app, false);
 END
 $$;
 
-COMMENT ON PROCEDURE shardid_internal._apply_ddl_concurrently(shardid.ddl_changes, integer, integer, text, integer[]) IS
-    'apply_ddl() on a node, CONCURRENTLY: one table at a time over dblink to this node, each claimed and recorded in the ledger, committing while it runs. Executable by PUBLIC (apply_ddl() calls it; the claim checks the caller).';
+COMMENT ON PROCEDURE shardid_internal._apply_ddl_concurrently(shardid.ddl_changes, integer, integer, integer, text, integer, integer[]) IS
+    'apply_ddl() on a node, CONCURRENTLY: up to connections tables at once, each over a dblink connection of its own to this node, claimed and recorded in the ledger, committing while they run (one at a time until a table has the change). Executable by PUBLIC (apply_ddl() calls it; the claim checks the caller).';

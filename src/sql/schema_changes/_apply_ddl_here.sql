@@ -2,22 +2,24 @@
 -- then recorded with its first batch in one transaction (a statement that
 -- runs in a transaction block: _apply_ddl_first_batch; a first batch that
 -- fails keeps nothing) and the rest batch by batch, committing after
--- each; CONCURRENTLY one table at a time (_apply_ddl_concurrently). origin
--- is the router's change when the router sent it: a change the node
--- finished already, or a template the node does not have, is not run
--- (_apply_ddl_skip). shardid.apply_ddl() calls it on a node, the router
--- on each node. A procedure because it commits; executable by PUBLIC as
--- apply_ddl() is (its functions check the caller). No SET clause: it
--- holds the loop and its COMMITs.
-CREATE OR REPLACE PROCEDURE shardid_internal._apply_ddl_here(template text, command text, batch_size integer, loopback text,
-                                                             origin text DEFAULT NULL)
+-- each (a batch ends after batch_size tables or once it has held its
+-- first table's lock for batch_time: _apply_ddl_batch); CONCURRENTLY on
+-- up to connections tables at once (_apply_ddl_concurrently). Progress
+-- NOTICEs every batch_size tables. origin is the router's change when the
+-- router sent it: a change the node finished already, or a template the
+-- node does not have, is not run (_apply_ddl_skip). shardid.apply_ddl()
+-- calls it on a node, the router on each node. A procedure because it
+-- commits; executable by PUBLIC as apply_ddl() is (its functions check the
+-- caller). No SET clause: it holds the loop and its COMMITs.
+CREATE OR REPLACE PROCEDURE shardid_internal._apply_ddl_here(template text, command text, batch_size integer, batch_time interval,
+                                                             loopback text, connections integer, origin text DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
 DECLARE
     s      record;
     f      record;
     change shardid.ddl_changes;
-    made   integer;
+    b      record;
     done   integer[] := '{0,0}';  -- tables, batches
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.apply_ddl()',
@@ -32,28 +34,29 @@ BEGIN
         IF shardid_internal._apply_ddl_rerun(change) THEN
             RETURN;
         END IF;
-        change := shardid_internal._apply_ddl_record(change, s.todo, s.total, batch_size);
+        change := shardid_internal._apply_ddl_record(change, s.todo, s.total,
+                                                     pg_catalog.format('up to %s at a time outside a transaction block', connections));
         COMMIT;
-        CALL shardid_internal._apply_ddl_concurrently(change, s.todo, batch_size, loopback, done);
+        CALL shardid_internal._apply_ddl_concurrently(change, s.todo, s.total, batch_size, loopback, connections, done);
     ELSE
-        SELECT * INTO f FROM shardid_internal._apply_ddl_first_batch(change, s.todo, s.total, batch_size) AS x;
+        SELECT * INTO f FROM shardid_internal._apply_ddl_first_batch(change, s.todo, s.total, batch_size, batch_time) AS x;
         change := f.change;
-        made := f.made;
+        b := f;
         COMMIT;
-        IF made < 0 THEN
+        IF b.made < 0 THEN
             RETURN;
         END IF;
-        WHILE made IS NOT NULL LOOP
-            done := shardid_internal._batch_progress('apply_ddl', 'tables', done, made, s.todo);
-            made := shardid_internal._apply_ddl_next_batch(change, batch_size, done[1], s.todo);
+        WHILE b.made IS NOT NULL LOOP
+            done := shardid_internal._batch_progress('apply_ddl', 'tables', done, b.made, s.todo, batch_size);
+            SELECT * INTO b FROM shardid_internal._apply_ddl_batch(change, batch_size, batch_time, done[1], s.todo, b.after) AS x;
             COMMIT;
         END LOOP;
     END IF;
-    PERFORM shardid_internal._apply_ddl_finish(change.change_id);
+    PERFORM shardid_internal._apply_ddl_close_change(change.change_id);
     COMMIT;
-    PERFORM shardid_internal._apply_ddl_finished(change, done[1], s.todo, s.total);
+    PERFORM shardid_internal._apply_ddl_notice_end(change, done[1], s.todo, s.total);
 END
 $$;
 
-COMMENT ON PROCEDURE shardid_internal._apply_ddl_here(text, text, integer, text, text) IS
-    'apply_ddl() on a node: starts or resumes a change and runs it batch by batch (the first batch with the change''s record: a failed first batch keeps nothing; a re-run of a finished command changes nothing), or CONCURRENTLY one table at a time; origin: the router''s change. Executable by PUBLIC (its functions check the caller).';
+COMMENT ON PROCEDURE shardid_internal._apply_ddl_here(text, text, integer, interval, text, integer, text) IS
+    'apply_ddl() on a node: starts or resumes a change and runs it batch by batch (the first batch with the change''s record: a failed first batch keeps nothing; a re-run of a finished command changes nothing; a batch commits after batch_size tables or batch_time), or CONCURRENTLY on up to connections tables at once; origin: the router''s change. Executable by PUBLIC (its functions check the caller).';

@@ -2,12 +2,15 @@
 -- qualified name) on a sharded table's template and its copy in every
 -- shard (a node: _apply_ddl_here), or on every node in name order (the
 -- router: _apply_ddl_router), as the template's owner; batches that commit
--- and a ledger (ddl_changes, ddl_applied) so that a re-CALL finishes what
--- is missing and abandon_ddl() closes what will not be finished;
--- CONCURRENTLY one table at a time over dblink. No SET clause (it
--- COMMITs): it only chooses the loop.
+-- after batch_size tables or batch_time, whichever comes first (every
+-- table keeps its lock until its batch commits), and a ledger
+-- (ddl_changes, ddl_applied) so that a re-CALL finishes what is missing
+-- and abandon_ddl() closes what will not be finished; CONCURRENTLY on up
+-- to connections tables at once over dblink. No SET clause (it COMMITs):
+-- it only chooses the loop.
 CREATE OR REPLACE PROCEDURE shardid.apply_ddl(template text, command text, batch_size integer DEFAULT 256,
-                                             loopback text DEFAULT NULL)
+                                             loopback text DEFAULT NULL, batch_time interval DEFAULT '100 ms',
+                                             connections integer DEFAULT 4)
     LANGUAGE plpgsql
 AS $$
 BEGIN
@@ -15,13 +18,14 @@ BEGIN
                                              'after every batch',
                                              'CALL it on its own.');
     PERFORM shardid_internal._check_batch_size(batch_size);
+    PERFORM shardid_internal._apply_ddl_check_options(batch_time, connections);
     IF shardid_internal._apply_ddl_on_nodes() THEN
-        CALL shardid_internal._apply_ddl_router(template, command, batch_size);
+        CALL shardid_internal._apply_ddl_router(template, command, batch_size, batch_time);
     ELSE
-        CALL shardid_internal._apply_ddl_here(template, command, batch_size, loopback);
+        CALL shardid_internal._apply_ddl_here(template, command, batch_size, batch_time, loopback, connections);
     END IF;
 END
 $$;
 
-COMMENT ON PROCEDURE shardid.apply_ddl(text, text, integer, text) IS
-    'Runs one DDL statement (%s = each table''s schema-qualified name) on a sharded table''s template and every shard''s copy (a node), or on every node in name order (a router), as the template''s owner; commits per batch, recorded in shardid.ddl_changes / ddl_applied, so a re-CALL of the same command finishes what is missing. CONCURRENTLY runs one table at a time over dblink (loopback: the node''s own connect string). Progress: NOTICEs, application_name. CALL it on its own.';
+COMMENT ON PROCEDURE shardid.apply_ddl(text, text, integer, text, interval, integer) IS
+    'Runs one DDL statement (%s = each table''s schema-qualified name) on a sharded table''s template and every shard''s copy (a node), or on every node in name order (a router), as the template''s owner; commits per batch of up to batch_size tables, sooner once a batch has held its first table''s lock for batch_time (NULL: no time bound), recorded in shardid.ddl_changes / ddl_applied, so a re-CALL of the same command finishes what is missing. CONCURRENTLY runs on up to connections tables of a node at once, each over a dblink connection of its own (loopback: the node''s own connect string). Progress: NOTICEs, application_name. CALL it on its own.';

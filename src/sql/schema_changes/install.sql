@@ -14,11 +14,13 @@
 -- (ddl_changes, ddl_applied) is written in the same transactions as the
 -- tables, so an interrupted apply_ddl() is finished by CALLing it again
 -- with the same command, and a different command for that template waits
--- until then. Statements that cannot run in a transaction block (CREATE
--- and DROP INDEX CONCURRENTLY) run one table at a time over dblink, from
--- the router to each node or on a node to the node itself, where
--- PostgreSQL runs the owner's index expressions as the owner. It comes
--- before the shards area, which records a new copy in the ledger.
+-- until then. A batch commits after batch_size tables or once it has held
+-- its first table's lock for batch_time. Statements that cannot run in a
+-- transaction block (CREATE and DROP INDEX CONCURRENTLY) run over dblink,
+-- on a node to the node itself on up to `connections` tables at once,
+-- from the router to each node one table at a time; PostgreSQL runs the
+-- owner's index expressions as the owner. It comes before the shards
+-- area, which records a new copy in the ledger.
 --
 -- shardid.run_on_shards(template, command) runs what changes no definition
 -- the copies share (GRANT, REVOKE, COMMENT, reads) on every copy, with the
@@ -31,6 +33,7 @@
 \ir ddl_applied.sql
 \ir ddl_progress.sql
 \ir _apply_ddl_check.sql
+\ir _apply_ddl_check_options.sql
 \ir _apply_ddl_owner.sql
 \ir _apply_ddl_owners.sql
 \ir _apply_ddl_grants.sql
@@ -43,8 +46,8 @@
 \ir _apply_ddl_raise.sql
 \ir _apply_ddl_batch.sql
 \ir _apply_ddl_claim.sql
-\ir _apply_ddl_done.sql
-\ir _apply_ddl_finish.sql
+\ir _apply_ddl_mark_done.sql
+\ir _apply_ddl_close_change.sql
 \ir _apply_ddl_unfinished.sql
 \ir _apply_ddl_connect.sql
 \ir _apply_ddl_send.sql
@@ -52,19 +55,17 @@
 \ir _apply_ddl_failed.sql
 \ir _apply_ddl_same_indexes.sql
 \ir _apply_ddl_result.sql
+\ir _apply_ddl_collect.sql
 \ir router/_apply_ddl_on_nodes.sql
 \ir router/_apply_ddl_origin.sql
 \ir router/_apply_ddl_router_start.sql
 \ir router/_apply_ddl_next_node.sql
-\ir router/_apply_ddl_node.sql
+\ir router/_apply_ddl_node_start.sql
 \ir router/_apply_ddl_node_step.sql
-\ir router/_apply_ddl_node_done.sql
 \ir router/_apply_ddl_on_node.sql
 \ir router/_apply_ddl_router_failed.sql
-\ir _apply_ddl_announce.sql
-\ir _apply_ddl_next_batch.sql
 \ir _apply_ddl_first_batch.sql
-\ir _apply_ddl_finished.sql
+\ir _apply_ddl_notice_end.sql
 \ir router/_apply_ddl_router.sql
 \ir _apply_ddl_concurrently.sql
 \ir _apply_ddl_here.sql

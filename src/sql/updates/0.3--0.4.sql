@@ -60,3 +60,23 @@ DROP FUNCTION shardid.rebalance_start(text, integer, integer[], boolean, interva
 DROP FUNCTION shardid.drain_node_start(text, text, boolean, interval, interval, interval, interval);
 DROP FUNCTION shardid.rebalance_wait(bigint, interval);
 DROP FUNCTION shardid.rebalance_status(bigint);
+
+-- apply_ddl(): batches bounded by time (batch_time), CONCURRENTLY on several
+-- connections at once (connections); its internal functions renamed by what
+-- they do or folded into their one caller. Dropped here, re-created below.
+DROP PROCEDURE shardid.apply_ddl(text, text, integer, text);
+DROP PROCEDURE shardid_internal._apply_ddl_here(text, text, integer, text, text);
+DROP PROCEDURE shardid_internal._apply_ddl_concurrently(shardid.ddl_changes, integer, integer, text, integer[]);
+DROP PROCEDURE shardid_internal._apply_ddl_router(text, text, integer);
+DROP FUNCTION shardid_internal._apply_ddl_batch(bigint, integer);
+DROP FUNCTION shardid_internal._apply_ddl_next_batch(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_first_batch(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_record(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_announce(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_claim(bigint);
+DROP FUNCTION shardid_internal._apply_ddl_done(bigint, text);
+DROP FUNCTION shardid_internal._apply_ddl_finish(bigint);
+DROP FUNCTION shardid_internal._apply_ddl_finished(shardid.ddl_changes, integer, integer, integer);
+DROP FUNCTION shardid_internal._apply_ddl_node(text, bigint, text, integer);
+DROP FUNCTION shardid_internal._apply_ddl_node_done(text, bigint, text);
+DROP FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer);

@@ -13,7 +13,7 @@ DECLARE
 BEGIN
     j := shardid_internal._node(conn, format('SELECT pg_catalog.row_to_json(c) FROM shardid_internal._apply_ddl_claim(%s) AS c', node_change), node)::jsonb;
     IF j->>'target' IS NULL THEN
-        IF NOT shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_finish(%s)', node_change), node)::boolean THEN
+        IF NOT shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_close_change(%s)', node_change), node)::boolean THEN
             RAISE EXCEPTION 'node "%": change % is not finished after its last table', node, node_change
                 USING ERRCODE = 'object_not_in_prerequisite_state';
         END IF;
@@ -23,7 +23,7 @@ BEGIN
                                     ARRAY(SELECT jsonb_array_elements_text(COALESCE(j->'cleanup', '[]'))),
                                     j->>'statement');
     PERFORM shardid_internal._apply_ddl_result(conn, node, (j->>'retry')::boolean, node_change, j->>'target');
-    PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_done(%s, %L)', node_change, j->>'target'), node);
+    PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_mark_done(%s, %L)', node_change, j->>'target'), node);
     RETURN j->>'target';
 END
 $$;

@@ -3,12 +3,14 @@
 -- that runs in a transaction block is applied by apply_ddl() on the node
 -- itself), then, for one that cannot, one table at a time over conn
 -- (_apply_ddl_node_step) with a NOTICE and application_name every
--- batch_size tables; then the node recorded as done (_apply_ddl_node_done).
+-- batch_size tables; then the node recorded here as having the change,
+-- and the connection closed.
 -- The node's error is returned (jsonb: sqlstate, message, detail, hint),
 -- not raised, so that the router's procedure can record what it means
 -- (_apply_ddl_router_failed) and commit before it raises it; a cancel of
 -- this session is raised at once. The caller commits.
-CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_on_node(conn text, change shardid.ddl_changes, node text, batch_size integer)
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_on_node(conn text, change shardid.ddl_changes, node text, batch_size integer,
+                                                               batch_time interval)
     RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -22,7 +24,7 @@ DECLARE
     hnt     text;
 BEGIN
     PERFORM set_config('application_name', format('shardid apply_ddl %s node %s', change.template, node), false);
-    node_id := shardid_internal._apply_ddl_node(conn, change.change_id, node, batch_size);
+    node_id := shardid_internal._apply_ddl_node_start(conn, change.change_id, node, batch_size, batch_time);
     IF node_id IS NOT NULL THEN
         WHILE shardid_internal._apply_ddl_node_step(conn, node, node_id) IS NOT NULL LOOP
             done := done + 1;
@@ -32,7 +34,8 @@ BEGIN
             END IF;
         END LOOP;
     END IF;
-    PERFORM shardid_internal._apply_ddl_node_done(conn, change.change_id, node);
+    INSERT INTO shardid.ddl_applied (change_id, target, done) VALUES (change.change_id, node, true);
+    PERFORM shardid_internal._node_close(conn);
     RETURN NULL;
 EXCEPTION WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
@@ -41,7 +44,7 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer, interval) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer) IS
+COMMENT ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer, interval) IS
     'apply_ddl() on the router: applies a change on one node (in a transaction block there, or one table at a time over dblink with progress NOTICEs) and records the node as done; returns the node''s error (NULL if none); the caller commits.';

@@ -7,7 +7,7 @@
 -- procedure of its own because it commits; executable by PUBLIC as
 -- apply_ddl() is (only administrators get past _apply_ddl_router_start()).
 -- No SET clause: it holds the loop and its COMMITs.
-CREATE OR REPLACE PROCEDURE shardid_internal._apply_ddl_router(template text, command text, batch_size integer)
+CREATE OR REPLACE PROCEDURE shardid_internal._apply_ddl_router(template text, command text, batch_size integer, batch_time interval)
     LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -26,7 +26,7 @@ BEGIN
     LOOP
         node := shardid_internal._apply_ddl_next_node(change.change_id);
         EXIT WHEN node IS NULL;
-        err := shardid_internal._apply_ddl_on_node(conn, change, node, batch_size);
+        err := shardid_internal._apply_ddl_on_node(conn, change, node, batch_size, batch_time);
         IF err IS NOT NULL THEN
             err := shardid_internal._apply_ddl_router_failed(change, node, err);
             COMMIT;
@@ -35,12 +35,12 @@ BEGIN
         COMMIT;
         RAISE NOTICE 'apply_ddl: node % done', node;
     END LOOP;
-    PERFORM shardid_internal._apply_ddl_finish(change.change_id);
+    PERFORM shardid_internal._apply_ddl_close_change(change.change_id);
     PERFORM pg_catalog.set_config('application_name', app, false);
     COMMIT;
     RAISE NOTICE 'apply_ddl: change % of % finished on every node', change.change_id, change.template;
 END
 $$;
 
-COMMENT ON PROCEDURE shardid_internal._apply_ddl_router(text, text, integer) IS
+COMMENT ON PROCEDURE shardid_internal._apply_ddl_router(text, text, integer, interval) IS
     'apply_ddl() on the router: records the change and applies it on every node in name order, committing after each node. Executable by PUBLIC (apply_ddl() calls it; its functions check the caller).';

@@ -1,7 +1,7 @@
--- apply_ddl(): marks a change finished when every target has it (on a
--- node: the template and every registered shard; on the router: every
--- node); returns whether it is.
-CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_finish(change_id bigint) RETURNS boolean
+-- apply_ddl(): closes a change as finished (finished_at) when every target
+-- has it (on a node: the template and every registered shard; on the
+-- router: every node); returns whether it is.
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_close_change(change_id bigint) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -9,7 +9,7 @@ DECLARE
     c     shardid.ddl_changes;
     left_ integer;
 BEGIN
-    SELECT * INTO STRICT c FROM shardid.ddl_changes AS d WHERE d.change_id = _apply_ddl_finish.change_id;
+    SELECT * INTO STRICT c FROM shardid.ddl_changes AS d WHERE d.change_id = _apply_ddl_close_change.change_id;
     IF c.on_nodes THEN
         SELECT count(*) INTO left_ FROM shardid.nodes AS n
          WHERE NOT EXISTS (SELECT FROM shardid.ddl_applied AS a
@@ -25,5 +25,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid_internal._apply_ddl_finish(bigint) IS
-    'apply_ddl(): sets finished_at of a change once every target (node: template and shards; router: nodes) has it; returns whether it did.';
+COMMENT ON FUNCTION shardid_internal._apply_ddl_close_change(bigint) IS
+    'apply_ddl(): closes a change as finished (finished_at) once every target (node: template and shards; router: nodes) has it; returns whether it did.';
