@@ -58,6 +58,7 @@
 \ir _apply_ddl_collect.sql
 \ir router/_apply_ddl_on_nodes.sql
 \ir router/_apply_ddl_origin.sql
+\ir router/_router_template.sql
 \ir router/_apply_ddl_router_start.sql
 \ir router/_apply_ddl_next_node.sql
 \ir router/_apply_ddl_node_start.sql

@@ -12,21 +12,7 @@ DECLARE
     chk    record;
     change shardid.ddl_changes;
 BEGIN
-    IF template IS NULL OR command IS NULL THEN
-        RAISE EXCEPTION 'apply_ddl() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF NOT has_table_privilege('shardid.nodes', 'SELECT') THEN
-        RAISE EXCEPTION 'permission denied to change sharded tables on the nodes'
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'On a router, apply_ddl() connects to every node as shardid.nodes says: it is for administrators.';
-    END IF;
-    PERFORM shardid_internal._dblink_schema();
-    parts := parse_ident(template);
-    IF cardinality(parts) <> 2 THEN
-        RAISE EXCEPTION 'template "%" must be schema-qualified on a router', template
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = 'The router has no search_path of the nodes to resolve it with.';
-    END IF;
+    parts := shardid_internal._router_template('apply_ddl()', 'change sharded tables', template, command);
     canon := format('%I.%I', parts[1], parts[2]);
     chk := shardid_internal._apply_ddl_check(command, parts[1], parts[2]);
     PERFORM shardid_internal._apply_ddl_check(command, 'shard_0000', parts[2]);

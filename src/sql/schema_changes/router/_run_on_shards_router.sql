@@ -27,21 +27,7 @@ DECLARE
     st    text;
     msg   text;
 BEGIN
-    IF template IS NULL OR command IS NULL THEN
-        RAISE EXCEPTION 'run_on_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF NOT has_table_privilege('shardid.nodes', 'SELECT') THEN
-        RAISE EXCEPTION 'permission denied to run a command on the nodes'
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'On a router, run_on_shards() connects to every node as shardid.nodes says: it is for administrators.';
-    END IF;
-    PERFORM shardid_internal._dblink_schema();
-    parts := parse_ident(template);
-    IF cardinality(parts) <> 2 THEN
-        RAISE EXCEPTION 'template "%" must be schema-qualified on a router', template
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = 'The router has no search_path of the nodes to resolve it with.';
-    END IF;
+    parts := shardid_internal._router_template('run_on_shards()', 'run a command', template, command);
     canon := format('%I.%I', parts[1], parts[2]);
     PERFORM shardid_internal._run_on_shards_check(command, parts[1], parts[2]);
     PERFORM shardid_internal._run_on_shards_check(command, 'shard_0000', parts[2]);
