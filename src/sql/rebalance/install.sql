@@ -25,6 +25,7 @@
 \ir router/_plan_moves.sql
 \ir router/_rebalance_moves.sql
 \ir router/shard_sizes.sql
+\ir router/_plan_placement.sql
 \ir router/rebalance_plan.sql
 \ir router/_check_move_done.sql
 \ir router/_rebalance_lock.sql

@@ -15,40 +15,20 @@ CREATE OR REPLACE FUNCTION shardid.rebalance_plan(strategy text DEFAULT 'by_size
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    node_names  text[];
-    placed      integer[];
-    counted_on  text[];
-    sizes       bigint[];
-    pinned      integer[];
-    closed      boolean[];
-    size_shard  integer[] := '{}';
-    size_bytes  bigint[] := '{}';
+    node_names text[];
+    closed     boolean[];
+    pl         record;
 BEGIN
     PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
-    IF strategy = 'by_size' THEN
-        SELECT COALESCE(pg_catalog.array_agg(z.shard), '{}'), COALESCE(pg_catalog.array_agg(z.bytes), '{}')
-          INTO size_shard, size_bytes
-          FROM shardid.shard_sizes() AS z;
-    END IF;
     SELECT COALESCE(pg_catalog.array_agg(n.node ORDER BY n.node COLLATE "C"), '{}'),
            COALESCE(pg_catalog.array_agg(NOT n.accepts_shards ORDER BY n.node COLLATE "C"), '{}')
       INTO node_names, closed
       FROM shardid.nodes AS n;
-    SELECT COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard), '{}'),
-           COALESCE(pg_catalog.array_agg(CASE WHEN m.shard IS NULL OR m.phase = 'aborting' THEN p.node
-                                              ELSE m.target END ORDER BY p.shard), '{}'),
-           COALESCE(pg_catalog.array_agg(z.bytes ORDER BY p.shard), '{}'),
-           COALESCE(pg_catalog.array_agg(p.shard ORDER BY p.shard)
-                        FILTER (WHERE m.shard IS NOT NULL OR p.frozen
-                                   OR p.shard = ANY (COALESCE(excluded_shards, '{}'))), '{}')
-      INTO placed, counted_on, sizes, pinned
-      FROM shardid.shard_placement AS p
-      LEFT JOIN shardid.shard_moves AS m ON m.shard = p.shard
-      LEFT JOIN ROWS FROM (pg_catalog.unnest(size_shard), pg_catalog.unnest(size_bytes)) AS z(shard, bytes) ON z.shard = p.shard;
+    pl := shardid_internal._plan_placement(strategy, excluded_shards, NULL);
     RETURN QUERY
         SELECT r.step, r.shard, r.source, r.target, r.bytes
-          FROM shardid_internal._rebalance_moves(strategy, max_moves, node_names, placed, counted_on, sizes, pinned,
-                                                 closed) AS r;
+          FROM shardid_internal._rebalance_moves(strategy, max_moves, node_names, pl.placed, pl.counted_on, pl.sizes,
+                                                 pl.pinned, closed) AS r;
 END
 $$;
 
