@@ -205,22 +205,23 @@ run_top_level(const char *sql)
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
-/* The worker: waits for its starter, runs the job, records its failure. */
-void
-shardid_rebalance_worker_main(Datum main_arg)
+/*
+ * Both workers: connects as its starter asked, waits for the starter's
+ * transaction (the job's or the move's row is committed or rolled back with
+ * it), runs call at top level; returns the text of the error that ended
+ * it (message and detail), or NULL.
+ */
+static char *
+worker_run(const WorkerExtra &extra, const char *appname, const char *call)
 {
-	int64 job_id = DatumGetInt64(main_arg);
-	WorkerExtra extra;
 	MemoryContext worker_cxt;
 	ErrorData *volatile failure = NULL;
 
-	memcpy(&extra, MyBgworkerEntry->bgw_extra, sizeof extra);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(extra.database, extra.role, 0);
-	pgstat_report_appname("shardid rebalance");
+	pgstat_report_appname(appname);
 
-	/* the job's row is committed (or rolled back) with the caller's transaction */
 	StartTransactionCommand();
 	XactLockTableWait(extra.starter_xid, NULL, NULL, XLTW_None);
 	CommitTransactionCommand();
@@ -228,8 +229,7 @@ shardid_rebalance_worker_main(Datum main_arg)
 	worker_cxt = CurrentMemoryContext;
 	PG_TRY();
 	{
-		run_top_level(
-			psprintf("CALL shardid_internal._rebalance_job_run(%lld)", (long long) job_id));
+		run_top_level(call);
 	}
 	PG_CATCH();
 	{
@@ -240,11 +240,25 @@ shardid_rebalance_worker_main(Datum main_arg)
 	}
 	PG_END_TRY();
 
-	if (failure)
-	{
-		const char *msg = failure->message ? failure->message : "unknown error";
-		char *text = failure->detail ? psprintf("%s (%s)", msg, failure->detail) : pstrdup(msg);
+	if (!failure)
+		return NULL;
+	const char *msg = failure->message ? failure->message : "unknown error";
+	return failure->detail ? psprintf("%s (%s)", msg, failure->detail) : pstrdup(msg);
+}
 
+/* The worker of a job: runs it, records the failure that ends it. */
+void
+shardid_rebalance_worker_main(Datum main_arg)
+{
+	int64 job_id = DatumGetInt64(main_arg);
+	WorkerExtra extra;
+
+	memcpy(&extra, MyBgworkerEntry->bgw_extra, sizeof extra);
+	char *text =
+		worker_run(extra, "shardid rebalance",
+				   psprintf("CALL shardid_internal._rebalance_job_run(%lld)", (long long) job_id));
+	if (text)
+	{
 		/* the server log has it too, as from any backend */
 		ereport(LOG, (errmsg("shardid rebalance job %lld failed: %s", (long long) job_id, text)));
 		run_top_level(psprintf("SELECT shardid_internal._rebalance_job_failed(%lld, %s)",
@@ -255,48 +269,22 @@ shardid_rebalance_worker_main(Datum main_arg)
 }
 
 /*
- * A move worker: waits for the driver's transaction, CALLs
- * _rebalance_move_run(job, shard) (move_shard() in a session of its own),
- * and records an error that ends it with _rebalance_move_failed().
+ * A move worker: CALLs _rebalance_move_run(job, shard) (move_shard() in a
+ * session of its own), and records an error that ends it with
+ * _rebalance_move_failed().
  */
 void
 shardid_rebalance_move_main(Datum main_arg)
 {
 	int64 job_id = DatumGetInt64(main_arg);
 	WorkerExtra extra;
-	MemoryContext worker_cxt;
-	ErrorData *volatile failure = NULL;
 
 	memcpy(&extra, MyBgworkerEntry->bgw_extra, sizeof extra);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(extra.database, extra.role, 0);
-	pgstat_report_appname("shardid rebalance move");
-
-	StartTransactionCommand();
-	XactLockTableWait(extra.starter_xid, NULL, NULL, XLTW_None);
-	CommitTransactionCommand();
-
-	worker_cxt = CurrentMemoryContext;
-	PG_TRY();
+	char *text = worker_run(extra, "shardid rebalance move",
+							psprintf("CALL shardid_internal._rebalance_move_run(%lld, %d)",
+									 (long long) job_id, extra.shard));
+	if (text)
 	{
-		run_top_level(psprintf("CALL shardid_internal._rebalance_move_run(%lld, %d)",
-							   (long long) job_id, extra.shard));
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(worker_cxt);
-		failure = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-	}
-	PG_END_TRY();
-
-	if (failure)
-	{
-		const char *msg = failure->message ? failure->message : "unknown error";
-		char *text = failure->detail ? psprintf("%s (%s)", msg, failure->detail) : pstrdup(msg);
-
 		ereport(LOG, (errmsg("shardid rebalance job %lld: the move of shard %d failed: %s",
 							 (long long) job_id, extra.shard, text)));
 		run_top_level(psprintf("SELECT shardid_internal._rebalance_move_failed(%lld, %d, %s)",
