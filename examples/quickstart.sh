@@ -6,7 +6,7 @@
 # dropped when the tour ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source test/lib/deps.sh
+source lib/deps.sh
 install_deps
 
 make -s

@@ -2,7 +2,7 @@
 # test/majors/logical_upgrade.sh [OLD NEW] — "Upgrade to a new PostgreSQL
 # major with logical replication" (README), step by step, from PostgreSQL
 # OLD on this host (15, Debian 12's) to PostgreSQL NEW in its Debian root
-# (test/lib/roots.sh; 17, trixie's, by default). Both servers listen on
+# (lib/roots.sh; 17, trixie's, by default). Both servers listen on
 # 127.0.0.1; the new server subscribes to the old one.
 # majors: 15 17
 #
@@ -20,10 +20,10 @@ OLD=${1:-15}
 NEW=${2:-17}
 [ "$OLD" = 15 ] || { echo "logical_upgrade.sh: the old server is this host's PostgreSQL 15, not $OLD" >&2; exit 2; }
 export SHARDID_PG=$OLD
-source test/lib/deps.sh
-source test/lib/checks.sh
-source test/majors/lib/server.sh
-source test/lib/roots.sh
+source lib/deps.sh
+source lib/checks.sh
+source lib/server.sh
+source lib/roots.sh
 source test/majors/lib/upgrade.sh
 install_deps
 make -s clean >/dev/null

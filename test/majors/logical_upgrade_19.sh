@@ -2,7 +2,7 @@
 # test/majors/logical_upgrade_19.sh [OLD NEW] — docs/upgrades.md's upgrade to
 # PostgreSQL 19 with logical replication, without and with sequence
 # replication, from PostgreSQL OLD (18, Debian forky's) to NEW (19, forky +
-# experimental), in their Debian root (test/lib/roots.sh: one for both). Every server
+# experimental), in their Debian root (lib/roots.sh: one for both). Every server
 # listens on 127.0.0.1; clients run on this host.
 # majors: 18 19
 #
@@ -28,9 +28,9 @@ cd "$(dirname "$0")/../.."
 OLD=${1:-18}
 NEW=${2:-19}
 [ "$NEW" -ge 19 ] || { echo "logical_upgrade_19.sh: sequence replication needs a PostgreSQL 19 server, not $NEW" >&2; exit 2; }
-source test/lib/checks.sh
-source test/majors/lib/server.sh
-source test/lib/roots.sh
+source lib/checks.sh
+source lib/server.sh
+source lib/roots.sh
 source test/majors/lib/upgrade.sh
 command -v psql >/dev/null || fail "no psql on this host"
 export PGUSER=postgres

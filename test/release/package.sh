@@ -19,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
-source test/lib/checks.sh
+source lib/checks.sh
 
 pg_config=$(command -v pg_config) || fail "no pg_config on PATH"
 major=$("$pg_config" --version | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')

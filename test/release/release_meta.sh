@@ -13,7 +13,7 @@
 # Needs no server.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source test/lib/checks.sh
+source lib/checks.sh
 
 ctl=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
 [ -n "$ctl" ] || fail "no default_version in shardid.control"

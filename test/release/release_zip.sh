@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
-source test/lib/checks.sh
-source test/lib/deps.sh
+source lib/checks.sh
+source lib/deps.sh
 PATH=$(pg_config --bindir):$PATH
 export PATH
 

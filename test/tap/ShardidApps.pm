@@ -11,7 +11,7 @@
 #   use ShardidTest;
 #   use ShardidApps;
 #
-# The packages come from test/lib/deps.sh (install_deps, run by
+# The packages come from lib/deps.sh (install_deps, run by
 # test/run-all as root); these tests run as an ordinary user and skip,
 # naming what is missing, when a package is not there.
 package ShardidApps;
@@ -54,7 +54,7 @@ sub missing_packages
 sub need_packages
 {
 	my @missing = missing_packages(@_);
-	plan skip_all => "Debian packages missing: @missing (test/lib/deps.sh installs them)"
+	plan skip_all => "Debian packages missing: @missing (lib/deps.sh installs them)"
 	  if @missing;
 	return;
 }
@@ -73,7 +73,7 @@ sub js_unavailable
 	return "nodejs $v is NodeSource's build, not Debian's (the Debian roots of test/matrix run the JavaScript parts)"
 	  if $v =~ /nodesource/;
 	my @missing = missing_packages('nodejs', @_);
-	return "Debian packages missing: @missing (test/lib/deps.sh installs them)" if @missing;
+	return "Debian packages missing: @missing (lib/deps.sh installs them)" if @missing;
 	return undef;
 }
 

@@ -2,7 +2,7 @@
 # test/majors/lib/upgrade.sh — the steps of docs/upgrades.md's upgrade with
 # logical replication, written once for logical_upgrade.sh (15 -> 17) and
 # logical_upgrade_19.sh (18 -> 19, then 19 -> 19 with sequences). Source it
-# after test/lib/checks.sh, test/majors/lib/server.sh and test/lib/roots.sh,
+# after lib/checks.sh, lib/server.sh and lib/roots.sh,
 # with NEW set to the new major (its pg_dump dumps every server).
 #
 # A "database" below is a shell function running q (checks.sh) against
@@ -33,7 +33,7 @@ prepare_root() {
 	root_ensure "$1"
 	root_enter "$1"
 	root_copy_checkout "$1"
-	root_run "$1" bash -c "cd /build/shardid && SHARDID_PG=$1 && source test/lib/deps.sh &&
+	root_run "$1" bash -c "cd /build/shardid && SHARDID_PG=$1 && source lib/deps.sh &&
 		install_deps >/dev/null && make -s clean >/dev/null && make -s >/dev/null && make -s install >/dev/null"
 }
 

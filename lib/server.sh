@@ -1,9 +1,8 @@
 # shellcheck shell=bash
-# test/majors/lib/server.sh — start and stop private PostgreSQL servers for
-# the tests across majors (servers inside two Debian roots at once) and the
-# benchmarks (bench/): the only bash that starts servers; the tests of one
-# major use pg_virtualenv and PostgreSQL::Test::Cluster. Source it; it
-# defines:
+# lib/server.sh — start and stop private PostgreSQL servers for the tests
+# across majors (servers inside two Debian roots at once) and the benchmarks
+# (bench/): the only bash that starts servers; the tests of one major use
+# pg_virtualenv and PostgreSQL::Test::Cluster. Source it; it defines:
 #
 #   pg_start NAME [postgresql.conf lines...]
 #       initdb + start a server as the postgres user in a fresh directory,

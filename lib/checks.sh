@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# test/lib/checks.sh — how the bash checks of packages, releases and the
-# tests across majors report: source it; it defines fail, ok, expect and q.
-# (Tests of servers are TAP tests in test/tap/.)
+# lib/checks.sh — how the bash checks report (the release checks, the tests
+# across majors, bench/routing, bench/planner): source it; it defines fail,
+# ok, expect and q. (Tests of servers are TAP tests in test/tap/.)
 
 # fail MESSAGE — report a failed check and stop the script.
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# test/lib/roots.sh — Debian root filesystems that carry other PostgreSQL
-# majors for the version matrix. Source it; it defines:
+# lib/roots.sh — Debian root filesystems that carry other PostgreSQL majors
+# (test/matrix, the tests across majors, bench/run-majors; lib/server.sh
+# starts servers inside them). Source it; it defines:
 #
 #   root_suite MAJOR      the Debian suite whose archive has that major
 #   root_dir MAJOR        where its root lives (cached across runs)
@@ -87,7 +88,7 @@ root_ensure() {
 	# takes the highest version, the released 19 as soon as
 	# a suite carries it; every other package of unstable is pinned below
 	# forky's (experimental is NotAutomatic already). No pgTAP or PL/Proxy
-	# is packaged for 19 yet: test/lib/deps.sh builds them from the suite's
+	# is packaged for 19 yet: lib/deps.sh builds them from the suite's
 	# source packages, so the root gets a deb-src line.
 	if [ "$major" = 19 ]; then
 		mirror=$(host_debian_mirror) || return 1

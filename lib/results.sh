@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# test/lib/results.sh — the line every suite and lint check ends with, and
-# the table test/matrix makes of those lines. Source it; it defines:
+# lib/results.sh — the line every suite and lint check ends with, and the
+# table test/matrix makes of those lines (test/run-all, test/lint/run,
+# test/matrix). Source it; it defines:
 #
 #   result NAME OUTCOME SECONDS
 #       prints "result: NAME OUTCOME (SECONDS s)"; OUTCOME is ok, FAILED or

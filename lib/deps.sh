@@ -1,7 +1,9 @@
 # shellcheck shell=bash
-# test/lib/deps.sh — install the Debian packages shardid builds and tests with,
-# for one PostgreSQL major. Source it and call install_deps; it installs only
-# what is missing and puts that major's programs first in PATH.
+# lib/deps.sh — install the Debian packages shardid builds and tests with,
+# for one PostgreSQL major (test/run-all, the release checks, the tests
+# across majors, bench/ and examples/quickstart.sh). Source it and call
+# install_deps; it installs only what is missing and puts that major's
+# programs first in PATH.
 #
 # SHARDID_PG is the major (default 15, Debian 12's; 17, 18 and 19 in the
 # trixie and forky roots of test/matrix). postgresql-server-dev-NN pulls
@@ -11,7 +13,7 @@
 # Where the archive has no such package for the major (19 while it is a
 # release candidate), they are built from the upstream tarball of Debian's
 # source package (apt-get source --tar-only, so apt checks it against the
-# signed index; the root needs a deb-src line: test/lib/roots.sh) with PGXS
+# signed index; the root needs a deb-src line: lib/roots.sh) with PGXS
 # against this major's pg_config, and installed. If that fails, the suites
 # that need the extension are skipped, and say why: the reason is exported
 # as SHARDID_NO_PGTAP or SHARDID_NO_PLPROXY (test/run-all prints it).
