@@ -31,7 +31,7 @@ make -s >/dev/null
 make -s install >/dev/null
 
 work=$(mktemp -d /tmp/shardid-upgrade.XXXXXX)
-cleanup() { stop_root_servers; pg_stop_all; root_leave_all; rm -rf "$work"; }
+cleanup() { pg_stop_all; root_leave_all; rm -rf "$work"; }
 trap cleanup EXIT
 prepare_root "$NEW"
 trap cleanup EXIT # (root_enter and pg_start set their own EXIT traps)

@@ -36,7 +36,7 @@ command -v psql >/dev/null || fail "no psql on this host"
 export PGUSER=postgres
 work=$(mktemp -d /tmp/shardid-upgrade-19.XXXXXX)
 
-cleanup() { stop_root_servers; root_leave_all; rm -rf "$work"; }
+cleanup() { pg_stop_all; root_leave_all; rm -rf "$work"; }
 trap cleanup EXIT
 
 prepare_root "$OLD"

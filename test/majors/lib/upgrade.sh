@@ -2,31 +2,13 @@
 # test/majors/lib/upgrade.sh — the steps of docs/upgrades.md's upgrade with
 # logical replication, written once for logical_upgrade.sh (15 -> 17) and
 # logical_upgrade_19.sh (18 -> 19, then 19 -> 19 with sequences). Source it
-# after lib/checks.sh, lib/server.sh and lib/roots.sh,
-# with NEW set to the new major (its pg_dump dumps every server).
+# after lib/checks.sh, lib/server.sh and lib/roots.sh, with NEW set to the
+# new major (its pg_dump dumps every server).
 #
 # A "database" below is a shell function running q (checks.sh) against
 # database app of one server over 127.0.0.1, such as
 #   old() { q -h 127.0.0.1 -p "$OLD_PORT" -d app "$@"; }
 # Every server listens on 127.0.0.1; clients run on this host.
-
-# Servers inside roots: "MAJOR DIR" of each one started by start_root_server.
-ROOT_SERVERS=()
-
-# stop_root_servers — stop and remove every server start_root_server started.
-stop_root_servers() {
-	local s m dir
-	for s in "${ROOT_SERVERS[@]}"; do
-		m=${s%% *}
-		dir=${s#* }
-		if [ -f "$(root_dir "$m")$dir/data/postmaster.pid" ]; then
-			root_run "$m" runuser -u postgres -- "/usr/lib/postgresql/$m/bin/pg_ctl" \
-				-D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
-		fi
-		rm -rf "$(root_dir "$m")${dir:?}"
-	done
-	ROOT_SERVERS=()
-}
 
 # prepare_root MAJOR — the root entered, shardid built and installed there.
 prepare_root() {
@@ -37,23 +19,18 @@ prepare_root() {
 		install_deps >/dev/null && make -s clean >/dev/null && make -s >/dev/null && make -s install >/dev/null"
 }
 
-# start_root_server MAJOR NAME [SETTING...] — a server in that major's root
-# on a free port of 127.0.0.1 (left in $port), with an empty database app.
+# start_root_server MAJOR NAME [SETTING...] — a server of lib/server.sh in
+# that major's root, on 127.0.0.1 (its port left in $port), with an empty
+# database app. SETTINGs are postgresql.conf lines. The caller's EXIT trap
+# (its cleanup, which calls pg_stop_all) stays in place of pg_start's.
 start_root_server() {
-	local m=$1 name=$2 dir opts s
+	local m=$1 name=$2 caller_trap rc=0
 	shift 2
-	dir=/tmp/shardid-$name
-	port=$(pg_free_port)
-	rm -rf "$(root_dir "$m")$dir"
-	mkdir -p "$(root_dir "$m")$dir"
-	root_run "$m" chown postgres: "$dir"
-	ROOT_SERVERS+=("$m $dir")
-	root_run "$m" runuser -u postgres -- "/usr/lib/postgresql/$m/bin/initdb" -D "$dir/data" \
-		-U postgres -A trust --no-sync >/dev/null
-	opts="-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off"
-	for s in "$@"; do opts+=" -c $s"; done
-	root_run "$m" runuser -u postgres -- "/usr/lib/postgresql/$m/bin/pg_ctl" -D "$dir/data" \
-		-l "$dir/server.log" -w -o "$opts" start >/dev/null
+	caller_trap=$(trap -p EXIT)
+	pg_start --root "$m" "$name" "listen_addresses = '127.0.0.1'" "$@" || rc=$?
+	eval "${caller_trap:-trap pg_stop_all EXIT}"
+	[ $rc = 0 ] || fail "PostgreSQL $m did not start in its root"
+	port=$PGPORT
 	[ "$(q -h 127.0.0.1 -p "$port" -d postgres -c 'SHOW server_version_num')" -ge $((m * 10000)) ] ||
 		fail "the server on port $port is not PostgreSQL $m"
 	q -h 127.0.0.1 -p "$port" -d postgres -c 'CREATE DATABASE app'
