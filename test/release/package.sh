@@ -14,8 +14,9 @@
 #
 # It runs on every major whose build dependencies the archive has: 15
 # (Debian 12), 17 (trixie), 18 (forky), 19 (forky + experimental); where apt
-# cannot satisfy them it skips, saying which are missing. Root only: it
-# installs packages.
+# cannot satisfy them it skips, saying which are missing. test/matrix runs
+# it on the newest major of each Debian release (the tools that build the
+# package are the release's). Root only: it installs packages.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
