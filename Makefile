@@ -76,10 +76,18 @@ build/$(EXTENSION)--%--$(EXTVERSION).sql: src/sql/updates/%--$(EXTVERSION).sql $
 	@mkdir -p build
 	awk -v upgrade=1 -f src/sql/include.awk $< $(SQL_MAIN) > $@
 
-# Unit tests of src/core: GoogleTest, no PostgreSQL.
+# Unit tests of src/core: GoogleTest, no PostgreSQL. An object per source
+# (the core's compiled again, without the module's flags), so that make -j
+# builds them side by side.
 UNIT_SRCS = $(sort $(wildcard test/unit/*.cpp))
-test/unit/unit_tests: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard src/core/*.hpp)
-	$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Isrc/core -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lgtest -lgtest_main -pthread
+UNIT_OBJS = $(UNIT_SRCS:.cpp=.o) $(patsubst src/core/%.cpp,test/unit/core_%.o,$(CORE_SRCS))
+UNIT_CXX = $(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -Isrc/core
+test/unit/%.o: test/unit/%.cpp $(wildcard src/core/*.hpp)
+	$(UNIT_CXX) -c -o $@ $<
+test/unit/core_%.o: src/core/%.cpp $(wildcard src/core/*.hpp)
+	$(UNIT_CXX) -c -o $@ $<
+test/unit/unit_tests: $(UNIT_OBJS)
+	$(CXX) -o $@ $(UNIT_OBJS) -lgtest -lgtest_main -pthread
 
 .PHONY: unitcheck
 unitcheck: test/unit/unit_tests
