@@ -274,6 +274,9 @@ like($ran{$_}, qr/check.*default.*index expression/, "node $_: apply_ddl() ran t
 # --- drain_node(), a background rebalance, drop_retired_copies() ----------------------
 $router->safe_psql('app', "CALL shardid.drain_node('b')");
 is($router->safe_psql('app', q{SELECT count(*) FROM shardid.placement WHERE node = 'b'}), '0', 'drain_node(): no shard left on b');
+is($router->safe_psql('app', q{SELECT accepts_shards FROM shardid.nodes WHERE node = 'b'}), 'f', 'drain_node(): b accepts no shards');
+# b takes shards again only once it is said to
+$router->safe_psql('app', "SELECT shardid.set_node('b', accepts_shards => true)");
 $router->safe_psql('app', "SELECT shardid.rebalance_start('by_count')");
 is($router->safe_psql('app', 'SELECT state FROM shardid.rebalance_wait()'), 'finished', 'a background rebalance finished');
 is($router->safe_psql('app', q{SELECT string_agg(node || '=' || n::text, ' ' ORDER BY node) FROM (SELECT node, count(*) AS n FROM shardid.placement GROUP BY node) AS x}),
