@@ -13,6 +13,7 @@
  * Only the raw parser runs: no catalog lookup, no lock, nothing executed.
  */
 #include "shardid_pg.h"
+#include "ddl_template.h"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -44,9 +45,8 @@ refuse_foreign_key()
 							  "foreign key: new shards would lack it.");
 }
 
-/* Whether a RangeVar names schema.table exactly. */
-static bool
-names_table(const RangeVar *rv, const char *schema, const char *table)
+bool
+ddl_names_table(const RangeVar *rv, const char *schema, const char *table)
 {
 	return rv != NULL && rv->schemaname != NULL && rv->catalogname == NULL &&
 		   strcmp(rv->schemaname, schema) == 0 && strcmp(rv->relname, table) == 0;
@@ -56,7 +56,7 @@ names_table(const RangeVar *rv, const char *schema, const char *table)
 static void
 require_table(const RangeVar *rv, const char *schema, const char *table, const char *kind)
 {
-	if (!names_table(rv, schema, table))
+	if (!ddl_names_table(rv, schema, table))
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("%s must change the table %%s stands for", kind),
 						errdetail("The command names %s%s%s, not the sharded table.",

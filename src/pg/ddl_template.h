@@ -1,9 +1,15 @@
 /*
  * ddl_template.h — a command's %s replaced by one table's name
  * (ddl_template.cpp), shared by apply_ddl()'s _ddl_template() and
- * run_on_shards()'s _run_on_shards_command().
+ * run_on_shards()'s _run_on_shards_command(), and the test both parsers'
+ * checks make of a parsed table name (ddl_command.cpp).
  */
 #pragma once
+
+struct RangeVar;
+
+/* Whether a parsed RangeVar names schema.table exactly (ddl_command.cpp). */
+bool ddl_names_table(const RangeVar *rv, const char *schema, const char *table);
 
 /*
  * The statement for one table: the command with each %s outside literals,

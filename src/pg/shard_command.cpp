@@ -58,14 +58,6 @@ refuse_placement(const char *command, const char *where)
 			 errdetail("%%s stands for the table %s.", where)));
 }
 
-/* Whether a RangeVar names schema.table exactly. */
-static bool
-names_table(const RangeVar *rv, const char *schema, const char *table)
-{
-	return rv != NULL && rv->schemaname != NULL && rv->catalogname == NULL &&
-		   strcmp(rv->schemaname, schema) == 0 && strcmp(rv->relname, table) == 0;
-}
-
 /* Whether a list of String names begins with schema, table. */
 static bool
 names_table_list(const List *names, const char *schema, const char *table)
@@ -105,7 +97,7 @@ read_walker(Node *node, void *context)
 		{
 			const RangeVar *rv = (const RangeVar *) node;
 
-			if (names_table(rv, w->schema, w->table) && w->n_locations < w->max_locations)
+			if (ddl_names_table(rv, w->schema, w->table) && w->n_locations < w->max_locations)
 				w->locations[w->n_locations++] = rv->location;
 			return false;
 		}
@@ -157,7 +149,7 @@ check_grant(const GrantStmt *g, const DdlStatement &st, const char *command, con
 			   "Only the table %s stands for gets the privileges, on every copy.",
 			   "For example: GRANT SELECT ON %s TO reporting");
 	if (list_length(g->objects) != 1 ||
-		!names_table((const RangeVar *) linitial(g->objects), schema, table))
+		!ddl_names_table((const RangeVar *) linitial(g->objects), schema, table))
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("%s must name only the table %%s stands for", kind),
 						errhint("For example: %s SELECT ON %%s %s reporting", kind,
