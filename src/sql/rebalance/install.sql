@@ -38,6 +38,7 @@
 \ir router/_rebalance_job_alive.sql
 \ir router/_rebalance_job_create.sql
 \ir router/_rebalance_job_begin.sql
+\ir router/_rebalance_refuse_offline.sql
 \ir router/_rebalance_job_next.sql
 \ir router/_rebalance_job_moved.sql
 \ir router/_rebalance_job_end.sql

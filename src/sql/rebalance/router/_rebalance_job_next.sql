@@ -43,13 +43,7 @@ BEGIN
        AND ((j.state <> 'stopping' AND COALESCE(max_left, 1) > 0) OR x.shard = j.current_shard)
      ORDER BY x.shard LIMIT 1;
     IF FOUND THEN
-        IF m.mode = 'offline' AND m.phase <> 'aborting' THEN
-            RAISE EXCEPTION 'the offline move of shard % to node "%" is in progress (phase %)', m.shard, m.target, m.phase
-                USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = 'An offline move copies the shard''s rows from a client; a rebalance or a drain cannot finish it.',
-                      HINT = pg_catalog.format('Finish it with bin/shardid-move-shard --shard %s --to %s --offline, or roll it back with CALL shardid.abort_move(%s);',
-                                               m.shard, m.target, m.shard);
-        END IF;
+        PERFORM shardid_internal._rebalance_refuse_offline(m);
         IF m.phase = 'aborting' THEN
             RAISE NOTICE '%: finishing the rollback of the move of shard % to node "%"', prefix, m.shard, m.target;
         ELSE

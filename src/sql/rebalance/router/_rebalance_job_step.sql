@@ -109,13 +109,7 @@ BEGIN
                                      WHERE l.lock_name = 'move ' || x.shard
                                        AND shardid_internal._backend_alive(l.pid, l.backend_start))
                   ORDER BY x.shard LOOP
-            IF m.mode = 'offline' AND m.phase <> 'aborting' THEN
-                RAISE EXCEPTION 'the offline move of shard % to node "%" is in progress (phase %)', m.shard, m.target, m.phase
-                    USING ERRCODE = 'object_not_in_prerequisite_state',
-                          DETAIL = 'An offline move copies the shard''s rows from a client; a rebalance or a drain cannot finish it.',
-                          HINT = pg_catalog.format('Finish it with bin/shardid-move-shard --shard %s --to %s --offline, or roll it back with CALL shardid.abort_move(%s);',
-                                                   m.shard, m.target, m.shard);
-            END IF;
+            PERFORM shardid_internal._rebalance_refuse_offline(m);
             EXIT WHEN in_flight >= max_parallel;
             CONTINUE WHEN m.phase <> 'aborting' AND max_left <= 0;
             IF m.phase = 'aborting' THEN
