@@ -251,15 +251,18 @@ SELECT state, moves_done, last_error FROM shardid.rebalance_wait(timeout => '1 m
 -- not in the statement that starts it: its worker waits for that commit
 SELECT * FROM shardid.rebalance_wait(shardid.rebalance_start('by_count', max_moves => 0));
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
--- A job started a moment ago has not taken the lock yet: rebalance() and
--- drain_node() are refused all the same, naming the job.
+-- A job is alive while the postmaster has its worker registered, never by
+-- its start time: a row without a worker (as after a restart, or on a
+-- promoted standby) is interrupted by the next rebalance, which resumes
+-- the work; rebalance_resume() of an ended job does nothing.
 INSERT INTO shardid.rebalance_jobs (kind, options, state) VALUES ('rebalance', '{}', 'starting');
+SELECT state FROM shardid.rebalance_status();
 \set VERBOSITY terse
-CALL shardid.rebalance('by_count');
-CALL shardid.drain_node('one');
+CALL shardid.rebalance('by_count', max_moves => 0);
 \set VERBOSITY default
-SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
-DELETE FROM shardid.rebalance_jobs WHERE state = 'starting';
+SELECT count(*) AS interrupted FROM shardid.rebalance_jobs WHERE state = 'interrupted' AND NOT in_session;
+SELECT shardid.rebalance_resume() IS NULL AS nothing_to_resume;
+DELETE FROM shardid.rebalance_jobs WHERE state = 'interrupted' AND NOT in_session;
 SELECT dblink_disconnect('other');
 DROP ROLE regress_rebalance_nobody;
 -- Nothing to move (every shard excluded), or no move allowed.

@@ -5,7 +5,9 @@
  * shardid needs no shared_preload_libraries entry: nothing lives in shared
  * memory. The generator's state is the sequence tuple (see
  * sequence_state.cpp) and the layout is a table read into backend-local
- * memory (layout_cache.cpp).
+ * memory (layout_cache.cpp). Preloaded (opt-in), it registers the
+ * launcher, which resumes background jobs after a restart or a promotion
+ * and runs housekeeping (launcher.cpp).
  *
  * A procedure that COMMITs (create_shards_proc, create_table_proc) works
  * only when CALLed on its own: not inside BEGIN ... COMMIT, a function, a
@@ -19,6 +21,7 @@
 
 extern "C" {
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 SHARDID_MODULE_MAGIC;
@@ -28,10 +31,12 @@ void _PG_init(void);
 PG_FUNCTION_INFO_V1(shardid_commit_allowed);
 }
 
+#include "workers.h"
+
 int shardid_max_drift_ms = 2000;
 int shardid_max_clock_skew_ms = 60 * 1000;
 
-/* Defines the GUCs and reserves the shardid.* prefix. */
+/* Defines the GUCs, reserves the shardid.* prefix, and, preloaded, registers the launcher. */
 void
 _PG_init(void)
 {
@@ -46,7 +51,20 @@ _PG_init(void)
 		"timeline could have issued.",
 		&shardid_max_clock_skew_ms, 60 * 1000, 0, 24 * 3600 * 1000, PGC_SIGHUP, GUC_UNIT_MS, NULL,
 		NULL, NULL);
+	DefineCustomIntVariable(
+		"shardid.launcher_naptime", "How often the launcher visits each database.",
+		"With shardid in shared_preload_libraries: it resumes background rebalance jobs whose "
+		"worker is gone and drops retired copies past their retention.",
+		&shardid_launcher_naptime_s, 60, 1, 24 * 3600, PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("shardid.retired_copy_retention",
+							"How long the launcher keeps a move's retired copy.",
+							"A copy retired longer ago is dropped by the launcher, by the rules of "
+							"drop_retired_copies(); -1 keeps every copy.",
+							&shardid_retired_copy_retention_s, 24 * 3600, -1, INT_MAX, PGC_SIGHUP,
+							GUC_UNIT_S, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("shardid");
+	if (process_shared_preload_libraries_in_progress)
+		shardid_register_launcher();
 }
 
 /*

@@ -1,32 +1,36 @@
 /*
- * rebalance_worker.cpp — the background rebalance: a dynamic background
- * worker, registered by the backend that calls rebalance_start(), so no
- * shared_preload_libraries entry is needed.
+ * rebalance_worker.cpp — the background workers of rebalancing: a job's
+ * driver and its moves, dynamic background workers registered by the
+ * backend that starts them, so no shared_preload_libraries entry is needed
+ * (src/pg/launcher.cpp, opt-in, resumes jobs after a restart).
  *
- * _rebalance_launch(job) registers the worker (bgw_library_name "shardid",
- * entry shardid_rebalance_worker_main) with the job ID as its argument and
- * the database, the calling role and the caller's transaction ID in
- * bgw_extra, and waits until it has started. The worker connects to that
- * database as that role, waits for the caller's transaction to end (the
- * job's row is inserted there; a rollback leaves no row and the worker
- * exits), then runs CALL shardid_internal._rebalance_job_run(job) at top level, as
- * a client's query runs (a portal: non-atomic), so that the procedure
- * commits after every move. It is the one rebalance driver: rebalance()
- * and drain_node() CALL it in their own session.
- * An error ends the CALL: the worker records it in the job's row
- * (_rebalance_job_failed()) in a new transaction and exits.
+ * _rebalance_launch(job, shard, role) registers a worker (bgw_library_name
+ * "shardid") with the job ID as its argument and the database, the role it
+ * runs as and the caller's transaction ID in bgw_extra, and waits until it
+ * has started. It returns the worker's process ID and its handle (slot and
+ * generation in the postmaster's worker array, and the postmaster's start
+ * time), which the caller records in the job's or the move's row: a worker
+ * is alive while the postmaster has it registered (_rebalance_worker_alive:
+ * running, or waiting to be restarted), never by comparing start times.
+ * The worker connects to that database as that role, waits for the
+ * caller's transaction to end (the row it runs is written there; a
+ * rollback leaves none and the worker exits), then runs its CALL at top
+ * level, as a client's query runs (a portal: non-atomic), so that the
+ * procedure commits as it goes.
  *
- * The worker exits with 0 only when its job has ended (finished, stopped,
- * failed: recorded in its row) or is not to run (_rebalance_job_begin()
- * says so); the postmaster then forgets it. Any other end (SIGTERM from
- * pg_terminate_backend at the next interrupt check, a FATAL error, a
- * crash) exits otherwise, and the postmaster starts the worker again after
- * RESTART_SECONDS (at once after a crash's reinitialisation): it resumes
- * the job, the move left in progress first, so that no shard stays frozen
- * in a move's cut-over. A restart of the server forgets dynamic workers:
- * rebalance_status() then reports the job interrupted, check_cluster() its
- * move (move_stalled), and rebalance_start() resumes the work. SIGINT
- * cancels the running statement, as in a backend.
+ * A job's driver (no shard: CALL _rebalance_job_run(job)) exits with 0
+ * only when its job has ended or is not to run; the postmaster then
+ * forgets it. Any other end (SIGTERM from pg_terminate_backend, a FATAL
+ * error, a crash) exits otherwise, and the postmaster starts it again
+ * after RESTART_SECONDS: it resumes the job, the moves left in progress
+ * first. A move's worker (CALL _rebalance_move_run(job, shard)) is never
+ * restarted: its driver is told when it ends, as the postmaster signals
+ * the process that registered a worker (bgw_notify_pid), which sets that
+ * process's latch; the driver sleeps on its latch between decisions
+ * (_rebalance_sleep) and decides at once. rebalance_stop() wakes a driver
+ * too (_rebalance_wake). An error that ends a worker's CALL is recorded in
+ * its row in a new transaction, and the worker exits. SIGINT cancels the
+ * running statement, as in a backend.
  *
  * No C++ object with a destructor lives in these functions: ereport's
  * longjmp may cross every one of their frames.
@@ -50,12 +54,34 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "access/htup_details.h"
+#include "funcapi.h"
+#include "storage/latch.h"
+#include "storage/procarray.h"
+#include "utils/wait_event.h"
 
 PG_FUNCTION_INFO_V1(shardid_rebalance_launch);
-PG_FUNCTION_INFO_V1(shardid_rebalance_launch_move);
+PG_FUNCTION_INFO_V1(shardid_rebalance_worker_alive);
+PG_FUNCTION_INFO_V1(shardid_rebalance_sleep);
+PG_FUNCTION_INFO_V1(shardid_rebalance_wake);
 PGDLLEXPORT void shardid_rebalance_worker_main(Datum main_arg);
 PGDLLEXPORT void shardid_rebalance_move_main(Datum main_arg);
 }
+
+#include "workers.h"
+
+/*
+ * bgworker.c's BackgroundWorkerHandle, which bgworker.h declares opaque:
+ * the slot in the postmaster's worker array and that slot's generation,
+ * unchanged since 9.4 (pg_cron and TimescaleDB keep handles the same way).
+ * A copy of it in a table lets any backend ask the postmaster whether the
+ * worker is still registered.
+ */
+struct BackgroundWorkerHandle
+{
+	int slot;
+	uint64 generation;
+};
 
 /* What the worker needs from the backend that launched it. */
 struct WorkerExtra
@@ -73,11 +99,12 @@ static const int RESTART_SECONDS = 5;
 /*
  * Registers a worker (entry point entry, restarted after restart_seconds or
  * never) for a job, and a shard for a move worker, with the caller's
- * database, role and transaction, and waits until it has started; its
- * process ID.
+ * database and transaction, to run as role, and waits until it has
+ * started; its process ID, and its handle in handle_out.
  */
 static pid_t
-launch(int64 job_id, int32 shard, const char *entry, const char *name, int restart_seconds)
+launch(int64 job_id, int32 shard, Oid role, const char *entry, const char *name,
+	   int restart_seconds, BackgroundWorkerHandle *handle_out)
 {
 	BackgroundWorker worker;
 	BackgroundWorkerHandle *handle;
@@ -97,7 +124,7 @@ launch(int64 job_id, int32 shard, const char *entry, const char *name, int resta
 	worker.bgw_notify_pid = MyProcPid;
 	memset(&extra, 0, sizeof extra);
 	extra.database = MyDatabaseId;
-	extra.role = GetUserId();
+	extra.role = role;
 	extra.starter_xid = GetTopTransactionId();
 	extra.shard = shard;
 	memcpy(worker.bgw_extra, &extra, sizeof extra);
@@ -117,39 +144,113 @@ launch(int64 job_id, int32 shard, const char *entry, const char *name, int resta
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 						errmsg("the rebalance background worker could not be started"),
 						errhint("See the server log.")));
+	*handle_out = *handle;
 	return pid;
 }
 
 /*
- * _rebalance_launch(job bigint) → integer: starts the worker for a job whose
- * row the caller's transaction has just inserted; returns its process ID.
+ * _rebalance_launch(job bigint, shard integer, role oid) → (pid, slot,
+ * generation, server_start): starts the worker of a job (shard NULL: its
+ * driver, restarted by the postmaster if it dies) or of one of its moves
+ * (never restarted: its driver sees it gone and retries the move), as role,
+ * for a row the caller's transaction has just written. Only a superuser may
+ * start a worker as another role (the launcher resumes a job as the role
+ * that started it).
  */
 extern "C" Datum
 shardid_rebalance_launch(PG_FUNCTION_ARGS)
 {
 	int64 job_id = PG_GETARG_INT64(0);
+	bool driver = PG_ARGISNULL(1);
+	int32 shard = driver ? 0 : PG_GETARG_INT32(1);
+	Oid role = PG_ARGISNULL(2) ? GetUserId() : PG_GETARG_OID(2);
+	BackgroundWorkerHandle handle;
+	TupleDesc desc;
+	Datum values[4];
+	bool nulls[4] = {false, false, false, false};
+	pid_t pid;
 
-	PG_RETURN_INT32(launch(job_id, 0, "shardid_rebalance_worker_main",
-						   psprintf("shardid rebalance job %lld", (long long) job_id),
-						   RESTART_SECONDS));
+	if (role != GetUserId() && !superuser())
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("only a superuser may start a rebalance worker as another role")));
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "_rebalance_launch() must return a record");
+	if (driver)
+		pid = launch(job_id, 0, role, "shardid_rebalance_worker_main",
+					 psprintf("shardid rebalance job %lld", (long long) job_id), RESTART_SECONDS,
+					 &handle);
+	else
+		pid = launch(
+			job_id, shard, role, "shardid_rebalance_move_main",
+			psprintf("shardid rebalance job %lld move of shard %d", (long long) job_id, shard),
+			BGW_NEVER_RESTART, &handle);
+	values[0] = Int32GetDatum(pid);
+	values[1] = Int32GetDatum(handle.slot);
+	values[2] = Int64GetDatum((int64) handle.generation);
+	values[3] = TimestampTzGetDatum(PgStartTime);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 
 /*
- * _rebalance_launch_move(job bigint, shard integer) → integer: starts the
- * worker of one move of a job (a row of shardid.rebalance_job_moves the
- * caller's transaction has written); never restarted: the driver sees it
- * gone and retries the move.
+ * _rebalance_worker_alive(slot, generation, server_start) → boolean: whether
+ * the worker of that handle, started by this postmaster (server_start: a
+ * promoted standby or a restarted server has another), is still registered:
+ * running, or waiting for the postmaster to start it again. A worker that
+ * exited for good, or one of another server's life, is not.
  */
 extern "C" Datum
-shardid_rebalance_launch_move(PG_FUNCTION_ARGS)
+shardid_rebalance_worker_alive(PG_FUNCTION_ARGS)
 {
-	int64 job_id = PG_GETARG_INT64(0);
-	int32 shard = PG_GETARG_INT32(1);
+	BackgroundWorkerHandle handle;
+	pid_t pid;
 
-	PG_RETURN_INT32(
-		launch(job_id, shard, "shardid_rebalance_move_main",
-			   psprintf("shardid rebalance job %lld move of shard %d", (long long) job_id, shard),
-			   BGW_NEVER_RESTART));
+	handle.slot = PG_GETARG_INT32(0);
+	handle.generation = (uint64) PG_GETARG_INT64(1);
+	if (PG_GETARG_TIMESTAMPTZ(2) != PgStartTime || handle.slot < 0 ||
+		handle.slot >= max_worker_processes)
+		PG_RETURN_BOOL(false);
+	switch (GetBackgroundWorkerPid(&handle, &pid))
+	{
+		case BGWH_STARTED:
+		case BGWH_NOT_YET_STARTED:
+			PG_RETURN_BOOL(true);
+		default:
+			PG_RETURN_BOOL(false);
+	}
+}
+
+/*
+ * _rebalance_sleep(seconds float8): a driver waits between two decisions
+ * until its latch is set (a move worker it started has ended, or
+ * rebalance_stop() woke it) or seconds have passed. Interruptible.
+ */
+extern "C" Datum
+shardid_rebalance_sleep(PG_FUNCTION_ARGS)
+{
+	double seconds = PG_GETARG_FLOAT8(0);
+	long ms = seconds <= 0 ? 0 : seconds > 60 ? 60000 : (long) (seconds * 1000.0);
+
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms,
+					 PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+	PG_RETURN_VOID();
+}
+
+/*
+ * _rebalance_wake(pid integer) → boolean: sets the latch of the backend with
+ * that process ID (a job's driver), so that it decides at once; false when
+ * there is no such backend.
+ */
+extern "C" Datum
+shardid_rebalance_wake(PG_FUNCTION_ARGS)
+{
+	PGPROC *proc = BackendPidGetProc(PG_GETARG_INT32(0));
+
+	if (proc == NULL)
+		PG_RETURN_BOOL(false);
+	SetLatch(&proc->procLatch);
+	PG_RETURN_BOOL(true);
 }
 
 /*
@@ -162,7 +263,7 @@ shardid_rebalance_launch_move(PG_FUNCTION_ARGS)
  * transaction's memory, and ExecuteCallStmt() reads the CALL's tree again
  * when the procedure returns.
  */
-static void
+void
 run_top_level(const char *sql)
 {
 	List *parsetrees;
@@ -290,5 +391,11 @@ shardid_rebalance_move_main(Datum main_arg)
 		run_top_level(psprintf("SELECT shardid_internal._rebalance_move_failed(%lld, %d, %s)",
 							   (long long) job_id, extra.shard, quote_literal_cstr(text)));
 	}
+	/* the driver that started this worker is told by the postmaster; a
+	 * driver restarted since is woken here */
+	run_top_level(psprintf("SELECT shardid_internal._rebalance_wake(j.worker_pid) FROM "
+						   "shardid.rebalance_jobs AS j WHERE j.job_id OPERATOR(pg_catalog.=) %lld "
+						   "AND j.worker_pid IS NOT NULL",
+						   (long long) job_id));
 	proc_exit(0);
 }

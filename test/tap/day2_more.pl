@@ -32,7 +32,7 @@ SELECT COALESCE(string_agg(s.shard || ':' || (xpath('/row/c/text()', query_to_xm
 }
 
 # Starts a by_count rebalance whose move the test hook holds in PHASE
-# (test/lib/move_pause.sql, loaded on the router below): the job's worker reads the database's settings when it
+# (test/lib/move_pause.sql, loaded on the router below): the move's worker reads the database's settings when it
 # connects, and waits in that phase while the returned session holds the
 # hook's advisory lock of the shard. Returns the job, that session and the
 # shard, source and target of the move.
@@ -48,7 +48,8 @@ sub start_held
 	$router->poll_query_until('app', qq{
 SELECT s.current_phase = '$phase'
        AND EXISTS (SELECT FROM pg_locks AS l
-                    WHERE l.pid = s.worker_pid AND l.locktype = 'advisory' AND l.classid = (${pause_key})::oid AND NOT l.granted)
+                    WHERE l.pid IN (SELECT (e->>'worker_pid')::int FROM jsonb_array_elements(s.moves_in_flight) AS e)
+                      AND l.locktype = 'advisory' AND l.classid = (${pause_key})::oid AND NOT l.granted)
   FROM shardid.rebalance_status() AS s})
 	  or die "the job's move did not reach $phase";
 	my ($shard, $source, $target) = split /\|/,
@@ -121,42 +122,46 @@ release_held($router, $holder);
 
 # --- rebalance_stop(cancel_move => true) after the repoint ----------------------
 # Held in repointed: the router points at b, a's copy not yet retired. The
-# cancel ends the job, stopped, and keeps the move for the next job.
+# cancel cannot roll the move back: the job finishes it (a worker resumes
+# it once the hook lets it go) before it says stopped, and no move is left.
 ($job, $holder, my $r) = start_held($router, 'repointed');
 is($router->safe_psql('app', "SELECT shardid.rebalance_stop(cancel_move => true)"), 't',
 	"rebalance_stop(cancel_move => true) while the move of shard $r is repointed");
-is($router->safe_psql('app', "SELECT state || ' ' || moves_done || ' ' || last_error FROM shardid.rebalance_wait($job, timeout => '2 min')"),
-	'stopped 0 canceling statement due to user request', 'the job stopped, the cancel its last error, no move counted');
-is($router->safe_psql('app', "SELECT shard || ' ' || phase FROM shardid.shard_moves"), "$r repointed",
-	'the repointed move is kept in progress, not rolled back');
+$router->poll_query_until('app', qq{SELECT EXISTS (SELECT FROM shardid.rebalance_job_moves
+                                                  WHERE job_id = $job AND shard = $r AND action = 'resume' AND outcome = 'cancelled')})
+  or die 'the cancelled move was not resumed';
+pass('the cancelled move, repointed, is resumed to its end rather than rolled back');
 is($router->safe_psql('app', "SELECT node FROM shardid.placement WHERE shard = $r"), 'b', 'the router points at b');
 is($node{b}->safe_psql('app', "INSERT INTO " . $node{b}->safe_psql('app', "SELECT quote_ident(shardid.shard_schema($r))")
 	  . ".posts (user_id, body) VALUES (0, 'on b') RETURNING shardid.id_shard(id)"),
 	$r, 'and b takes its writes');
 $rows{$r}++;
 release_held($router, $holder);
+is($router->safe_psql('app', "SELECT state || ' ' || moves_done || ' ' || last_error FROM shardid.rebalance_wait($job, timeout => '2 min')"),
+	'stopped 1 canceling statement due to user request', 'the job stopped, the cancel its last error, the repointed move counted');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', 'no move is left in progress');
 
 # --- drain_node_start() --------------------------------------------------------
 ($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nSELECT shardid.drain_node_start('nowhere')");
 like($err, qr/ERROR:\s+42704: node "nowhere" does not exist/, 'drain_node_start() of an unknown node: 42704');
 $job = $router->safe_psql('app', "SELECT shardid.drain_node_start('a')");
 $router->poll_query_until('app', q{
-SELECT kind = 'drain' AND drain_node = 'a' AND state = 'running' AND moves_planned = 4
+SELECT kind = 'drain' AND drain_node = 'a' AND state = 'running' AND moves_planned = 3
        AND current_source = 'a' AND current_target = 'b' AND current_shard IS NOT NULL
   FROM shardid.rebalance_status()})
   or die 'the drain did not report its first planned move';
-pass("rebalance_status() reports the drain of a (job $job): running, 4 moves planned, from a to b");
+pass("rebalance_status() reports the drain of a (job $job): running, 3 moves planned, from a to b");
 ($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nSELECT shardid.rebalance_start()");
 like($err, qr/55P03: background rebalance job $job is running/, 'rebalance_start() is refused while the drain runs (55P03)');
 $done = $router->safe_psql('app', "SELECT kind || ' ' || state || ' ' || moves_done || ' ' || moves_planned || ' ' || (last_error IS NULL)
   FROM shardid.rebalance_wait(timeout => '5 min')");
-is($done, 'drain finished 4 4 true', 'rebalance_wait() returns when the drain has finished: 4 of 4 moves, no error');
+is($done, 'drain finished 3 3 true', 'rebalance_wait() returns when the drain has finished: 3 of 3 moves, no error');
 is($router->safe_psql('app', "SELECT count(*) FROM shardid.placement WHERE node = 'a'")
 	  . ' ' . $router->safe_psql('app', "SELECT count(*) FROM shardid.placement WHERE node = 'b'"),
 	'0 4', 'the router places no shard on a, all four on b');
 is($node{a}->safe_psql('app', 'SELECT count(*) FROM shardid.shard_registry'), '0', 'a registers no shard');
-is($router->safe_psql('app', "SELECT moved[1] FROM shardid.rebalance_jobs WHERE job_id = $job"), $r,
-	'the drain finished the kept move first');
+is($router->safe_psql('app', "SELECT $r = ANY (moved) FROM shardid.rebalance_jobs WHERE job_id = $job"), 'f',
+	'the drain did not move again the shard the stopped job had finished moving');
 is(shard_rows($node{b}), join(' ', map { "$_:$rows{$_}" } 0 .. 3), 'b holds shards 0-3 with every row, and the one written on b');
 is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster(): healthy after the drain');
 $router->safe_psql('app', "SELECT shardid.remove_node('a')");

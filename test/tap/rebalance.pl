@@ -296,7 +296,8 @@ sub held
 	$router->poll_query_until('app', qq{
 SELECT s.current_phase = '$phase'
        AND EXISTS (SELECT FROM pg_locks AS l
-                    WHERE l.pid = s.worker_pid AND l.locktype = 'advisory' AND l.classid = (${pause_key})::oid AND NOT l.granted)
+                    WHERE l.pid IN (SELECT (e->>'worker_pid')::int FROM jsonb_array_elements(s.moves_in_flight) AS e)
+                      AND l.locktype = 'advisory' AND l.classid = (${pause_key})::oid AND NOT l.granted)
   FROM shardid.rebalance_status() AS s})
 	  or die "the job's move did not reach $phase";
 	return ($h, $job, split /\|/,

@@ -25,6 +25,7 @@
 \ir router/_drop_retired_copy_on.sql
 \ir router/_retired_copies_due.sql
 \ir router/drop_retired_copies.sql
+\ir router/_launcher_run.sql
 \ir router/_live_shards.sql
 \ir router/check_cluster_kinds.sql
 \ir router/_check_node_unreachable.sql

@@ -13,10 +13,13 @@
 -- session by rebalance() and drain_node(), or in the background by a
 -- dynamic background worker per job (rebalance_start(),
 -- drain_node_start(); registered by the calling backend, no
--- shared_preload_libraries). With max_parallel or move_retries, each move
--- runs in a background worker of its own (_rebalance_move_run(), rows of
--- shardid.rebalance_job_moves), several at once on disjoint nodes, a
--- failed one retried. All of it is for administrators
+-- shared_preload_libraries). One scheduler decides what starts
+-- (_rebalance_job_step(), serial is one slot): a background job runs each
+-- move in a worker of its own (_rebalance_move_run(), rows of
+-- shardid.rebalance_job_moves), by default one per pair of disjoint
+-- nodes at once, woken when one ends, a failed one retried, a cancelled
+-- one rolled back; rebalance_resume() (and the opt-in launcher,
+-- src/pg/launcher.cpp) resumes a job whose driver is gone. All of it is for administrators
 -- (EXECUTE revoked from PUBLIC): it reads shardid.nodes and connects to
 -- the nodes.
 
@@ -26,6 +29,7 @@
 \ir router/_rebalance_moves.sql
 \ir router/shard_sizes.sql
 \ir router/_plan_placement.sql
+\ir router/_plan.sql
 \ir router/rebalance_plan.sql
 \ir router/_check_move_done.sql
 \ir router/_rebalance_lock.sql
@@ -34,17 +38,17 @@
 \ir router/rebalance_jobs.sql
 \ir router/rebalance_job_moves.sql
 \ir router/_rebalance_launch.sql
-\ir router/_rebalance_launch_move.sql
+\ir router/_rebalance_worker_alive.sql
+\ir router/_rebalance_sleep.sql
+\ir router/_rebalance_wake.sql
 \ir router/_rebalance_job_alive.sql
 \ir router/_rebalance_job_create.sql
 \ir router/_rebalance_job_begin.sql
 \ir router/_rebalance_refuse_offline.sql
-\ir router/_rebalance_job_next.sql
-\ir router/_rebalance_job_moved.sql
 \ir router/_rebalance_job_end.sql
 \ir router/_rebalance_job_failed.sql
-\ir router/_rebalance_job_parallel.sql
 \ir router/_rebalance_node_busy.sql
+\ir router/_rebalance_move_start.sql
 \ir router/_rebalance_move_begin.sql
 \ir router/_rebalance_move_done.sql
 \ir router/_rebalance_move_failed.sql
@@ -59,3 +63,5 @@
 \ir router/rebalance_status.sql
 \ir router/rebalance_wait.sql
 \ir router/rebalance_stop.sql
+\ir router/rebalance_resume.sql
+\ir router/_launcher_resume.sql

@@ -32,8 +32,6 @@ DROP FUNCTION shardid_internal._drop_retired_copy_on(text, name);
 -- helper families are gone, and the planner takes closed nodes and a
 -- drain mode (drain_plan()).
 ALTER TABLE shardid.rebalance_jobs ADD COLUMN in_session boolean NOT NULL DEFAULT false;
-COMMENT ON TABLE shardid.rebalance_jobs IS
-    'Router: rebalances and drains, one row per job, in the background (rebalance_start(), drain_node_start()) or in_session (rebalance(), drain_node()): options, state, moves done and planned, the current move, the last error, the worker, times. Read through rebalance_status(); administrators only.';
 DROP FUNCTION shardid_internal._drain_finish(text, integer);
 DROP FUNCTION shardid_internal._drain_next(shardid.shard_moves[], text, text);
 DROP FUNCTION shardid_internal._drain_start(text);
@@ -80,3 +78,19 @@ DROP FUNCTION shardid_internal._apply_ddl_finished(shardid.ddl_changes, integer,
 DROP FUNCTION shardid_internal._apply_ddl_node(text, bigint, text, integer);
 DROP FUNCTION shardid_internal._apply_ddl_node_done(text, bigint, text);
 DROP FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer);
+
+-- One scheduler (issue 43): serial is one slot; a job's driver and its
+-- moves' workers are alive while the postmaster has them registered
+-- (their handles recorded); rebalance_stop(cancel_move => true) rolls
+-- back what it cancels; rebalance_resume() and the opt-in launcher resume
+-- a job whose driver is gone.
+ALTER TABLE shardid.rebalance_jobs
+    ADD COLUMN worker_slot integer,
+    ADD COLUMN worker_generation bigint,
+    ADD COLUMN worker_server timestamptz,
+    ADD COLUMN cancel_moves boolean NOT NULL DEFAULT false;
+COMMENT ON TABLE shardid.rebalance_jobs IS
+    'Router: rebalances and drains, one row per job, in the background (rebalance_start(), drain_node_start()) or in_session (rebalance(), drain_node()): options, state, moves done and planned, the current move, the last error, the driver (process, handle), times, whether its moves are cancelled. Read through rebalance_status(); administrators only.';
+DROP FUNCTION shardid_internal._rebalance_launch(bigint);
+DROP FUNCTION shardid_internal._rebalance_job_next(bigint);
+DROP FUNCTION shardid_internal._rebalance_job_moved(bigint, text, integer, text);

@@ -1,13 +1,14 @@
 -- Refuses parallel and retry options of a rebalance or drain that cannot
--- work (22023, 22004 for NULL), before anything is started.
+-- work (22023, 22004 for NULL), before anything is started. max_parallel
+-- NULL: no bound but max_moves_per_node.
 CREATE OR REPLACE FUNCTION shardid_internal._check_parallel_options(max_parallel integer, max_moves_per_node integer,
                                                                     move_retries integer, retry_pause interval) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF max_parallel IS NULL OR max_moves_per_node IS NULL OR move_retries IS NULL OR retry_pause IS NULL THEN
-        RAISE EXCEPTION 'max_parallel, max_moves_per_node, move_retries and retry_pause must not be NULL'
+    IF max_moves_per_node IS NULL OR move_retries IS NULL OR retry_pause IS NULL THEN
+        RAISE EXCEPTION 'max_moves_per_node, move_retries and retry_pause must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     IF max_parallel < 1 OR max_moves_per_node < 1 THEN

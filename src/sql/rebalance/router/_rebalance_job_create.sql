@@ -5,7 +5,8 @@
 -- background one (this job resumes its work); inserts the job's row. In
 -- the background it refuses while another job runs, or while a session
 -- holds the rebalance lock (_rebalance_lock(): 55P03 naming it), and
--- starts the worker, which waits for this transaction to commit; in a
+-- starts the worker (its handle recorded: _rebalance_job_alive()), which
+-- waits for this transaction to commit; in a
 -- session the caller goes on with CALL _rebalance_job_run(), whose start
 -- takes the lock (the same refusals) before anything commits.
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_create(kind text, drain_node text, options jsonb,
@@ -16,7 +17,7 @@ AS $$
 DECLARE
     j      shardid.rebalance_jobs;
     id     bigint;
-    pid    integer;
+    w      record;
 BEGIN
     LOCK TABLE shardid.rebalance_jobs IN SHARE ROW EXCLUSIVE MODE;
     FOR j IN SELECT * FROM shardid.rebalance_jobs AS x WHERE x.state IN ('starting', 'running', 'stopping') ORDER BY x.job_id LOOP
@@ -44,8 +45,10 @@ BEGIN
     INSERT INTO shardid.rebalance_jobs (kind, drain_node, options, state)
     VALUES (kind, drain_node, options, 'starting')
     RETURNING job_id INTO id;
-    pid := shardid_internal._rebalance_launch(id);
-    UPDATE shardid.rebalance_jobs AS x SET worker_pid = pid WHERE x.job_id = id;
+    w := shardid_internal._rebalance_launch(id, NULL, NULL);
+    UPDATE shardid.rebalance_jobs AS x
+       SET worker_pid = w.pid, worker_slot = w.slot, worker_generation = w.generation, worker_server = w.server
+     WHERE x.job_id = id;
     RETURN id;
 END
 $$;

@@ -1,188 +1,268 @@
--- Router, the driver (_rebalance_job_run()) of a job whose moves run in
--- sessions of their own (max_parallel > 1 or move_retries > 0): one step
--- of its loop, called every 0.2 s. First the moves that ended: a worker
--- gone without a word failed; a failed move is retried after retry_pause
--- while it has had at most move_retries retries (not once the job is
--- stopping), else given up (failed, with a NOTICE; the job ends failed,
--- listing it). Then, unless the job is stopping, what may start, each
--- move in a background worker of its own (_rebalance_launch_move()): the
--- retries that are due; the moves left in progress that no session
--- drives (of a drain: from its node, or being rolled back: rolled back to
--- the end; an offline one stops the job with the hint, as everywhere);
--- and the first step of a fresh plan whose nodes have room, one per step:
--- no node is the source or target of more than max_moves_per_node moves
--- at once (every move in progress counts), no more than max_parallel
--- moves of the job run at once, and a new plan waits until the move
--- started last has its row in shardid.shard_moves, so that its shard
--- counts on its target (the planners count a shard in a move there).
--- Returns true when the job is to end: nothing in flight and nothing left
--- to start (balanced, drained, max_moves, or stopping).
-CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_step(job_id bigint) RETURNS boolean
+-- Router: the one scheduler of every rebalance and drain
+-- (_rebalance_job_run()), serial being one slot. One call is one decision,
+-- from one read of the job's ledger under the lock on the job's row:
+--  1. a move whose worker has ended without a word (a background job's;
+--     a job in a session runs its move itself) counts if it is done, is
+--     resumed from its phase if it is left in progress (a restart of the
+--     router, a terminated worker: not a try; three times at most, not
+--     when the job is being cancelled), and is in error otherwise;
+--  2. a move in error whose worker is gone is retried after retry_pause
+--     while it has had at most move_retries retries (none once the job
+--     is stopping), else given up: failed, or cancelled when the job was
+--     stopped with cancel_move. A move given up that left its move in
+--     progress (shardid.shard_moves), driven by no session, is first
+--     rolled back by a worker of its own (action abort; resume, which
+--     finishes it, when it was already repointed), at most three tries;
+--  3. then what may start, while slots are free (max_parallel; NULL: one
+--     per pair of nodes) and its nodes have room (no node the source or
+--     target of more than max_moves_per_node moves at once, every move in
+--     progress counted, a move's own row not): those rollbacks; unless
+--     the job is stopping, the retries that are due, the moves left in
+--     progress that no session drives (of a drain: from its node, or
+--     being rolled back; an offline one stops the job with the hint, as
+--     everywhere), and the steps of a fresh plan (_plan(): this job's
+--     moves under way count on their targets, the shards it has touched
+--     do not move again), each step only when no earlier step of that
+--     plan that did not start shares a node with it, so that a node's
+--     moves follow the plan's order.
+-- A background job starts each move in a background worker of its own
+-- (_rebalance_launch(), its handle recorded); a job in a session gets the
+-- one move to run itself (run_shard). Returns whether the job is to end
+-- (nothing under way, nothing left to start: balanced, drained,
+-- max_moves, or stopping), the move the session runs, and how long the
+-- driver may sleep before it must decide again when no worker wakes it
+-- (a retry falling due, a worker an earlier driver started).
+CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_step(job_id bigint)
+    RETURNS TABLE (done boolean, run_shard integer, wake_in double precision)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    j            shardid.rebalance_jobs;
-    o            jsonb;
-    r            shardid.rebalance_job_moves;
-    m            shardid.shard_moves;
-    plan         record;
-    max_parallel integer;
-    per_node     integer;
-    retries      integer;
-    pause        interval;
-    in_flight    integer;
-    active       integer;
-    max_left     integer;
-    steps        integer := 0;
-    started_new  boolean := false;
-    prefix       text;
-    job_shards   integer[];
-    plans        jsonb;
+    j          shardid.rebalance_jobs;
+    o          jsonb;
+    r          shardid.rebalance_job_moves;
+    m          shardid.shard_moves;
+    plan       record;
+    slots      integer;
+    per_node   integer;
+    retries    integer;
+    pause      interval;
+    prefix     text;
+    in_flight  integer;
+    pending    integer;
+    max_left   integer;
+    steps      integer := 0;
+    skipped    text[] := '{}';
+    given_up   text;
+    left_move  shardid.shard_moves;
+    next_retry timestamptz;
 BEGIN
     SELECT * INTO j FROM shardid.rebalance_jobs AS x WHERE x.job_id = _rebalance_job_step.job_id FOR UPDATE;
     o := j.options;
-    max_parallel := COALESCE((o->>'max_parallel')::integer, 1);
-    per_node := COALESCE((o->>'max_moves_per_node')::integer, 1);
-    retries := COALESCE((o->>'move_retries')::integer, 0);
-    pause := COALESCE((o->>'retry_pause')::interval, '10 s');
     prefix := CASE WHEN j.kind = 'drain' THEN 'drain_node' ELSE 'rebalance' END;
+    slots := CASE WHEN j.in_session THEN 1 ELSE COALESCE((o->>'max_parallel')::integer, 2147483647) END;
+    per_node := COALESCE((o->>'max_moves_per_node')::integer, 1);
+    retries := CASE WHEN j.in_session THEN 0 ELSE COALESCE((o->>'move_retries')::integer, 0) END;
+    pause := COALESCE((o->>'retry_pause')::interval, '10 s');
+    done := false;
+    wake_in := 1;
 
+    -- 1. workers gone without a word (a background job's; a job in a
+    -- session runs its move itself): a move that is done counts; one left
+    -- in progress is resumed from its phase (at most three times; not
+    -- when its job is being cancelled); else the move is in error
+    IF NOT j.in_session THEN
+        FOR r IN SELECT * FROM shardid.rebalance_job_moves AS x
+                  WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running')
+                    AND NOT COALESCE(shardid_internal._rebalance_worker_alive(x.worker_slot, x.worker_generation, x.worker_server), false)
+                  ORDER BY x.shard LOOP
+            SELECT * INTO left_move FROM shardid.shard_moves AS x WHERE x.shard = r.shard;
+            IF left_move.shard IS NULL AND (r.action = 'abort'
+                                            OR EXISTS (SELECT FROM shardid.shard_placement AS p WHERE p.shard = r.shard AND p.node = r.target)) THEN
+                PERFORM shardid_internal._rebalance_move_done(j.job_id, r.shard);
+            ELSIF left_move.shard IS NOT NULL AND r.resumes < 3 AND NOT (j.state = 'stopping' AND j.cancel_moves) THEN
+                UPDATE shardid.rebalance_job_moves AS x
+                   SET state = 'retrying', retry_at = pg_catalog.clock_timestamp(), resumes = x.resumes + 1,
+                       action = CASE WHEN x.action = 'abort' THEN 'abort' ELSE 'resume' END,
+                       updated_at = pg_catalog.clock_timestamp()
+                 WHERE x.job_id = r.job_id AND x.shard = r.shard;
+                RAISE NOTICE '%: the worker of the move of shard % to node "%" ended without a word (phase %); the move is resumed',
+                    prefix, r.shard, r.target, left_move.phase;
+            ELSE
+                UPDATE shardid.rebalance_job_moves AS x
+                   SET state = 'error', last_error = COALESCE(x.last_error || '; ', '') || 'its worker ended without finishing it',
+                       updated_at = pg_catalog.clock_timestamp()
+                 WHERE x.job_id = r.job_id AND x.shard = r.shard;
+            END IF;
+        END LOOP;
+    END IF;
     IF j.state = 'stopping' THEN
         UPDATE shardid.rebalance_job_moves AS x
-           SET state = 'failed', last_error = COALESCE(x.last_error || '; ', '') || 'not retried: the job was stopped',
+           SET state = 'error', last_error = COALESCE(x.last_error || '; ', '') || 'not retried: the job was stopped',
                updated_at = pg_catalog.clock_timestamp()
-         WHERE x.job_id = j.job_id AND x.state = 'retrying';
+         WHERE x.job_id = j.job_id AND x.state = 'retrying' AND x.outcome IS NULL AND (j.cancel_moves OR x.resumes = 0);
     END IF;
-    -- a move's worker gone without recording its end (one starting shows
-    -- in pg_stat_activity only once connected: given a minute)
-    PERFORM pg_catalog.pg_stat_clear_snapshot();
-    UPDATE shardid.rebalance_job_moves AS x
-       SET state = 'error', last_error = 'its worker ended without finishing it', updated_at = pg_catalog.clock_timestamp()
-     WHERE x.job_id = j.job_id
-       AND (x.state = 'running' OR (x.state = 'starting' AND x.updated_at < pg_catalog.clock_timestamp() - interval '1 min'))
-       AND NOT EXISTS (SELECT FROM pg_stat_activity AS a
-                        WHERE a.pid = x.worker_pid AND (x.worker_start IS NULL OR a.backend_start = x.worker_start));
-    FOR r IN SELECT * FROM shardid.rebalance_job_moves AS x WHERE x.job_id = j.job_id AND x.state = 'error' ORDER BY x.shard LOOP
-        IF j.state <> 'stopping' AND r.tries <= retries THEN
+
+    -- 2. moves in error, once their worker is gone: retried, or given up
+    FOR r IN SELECT * FROM shardid.rebalance_job_moves AS x
+              WHERE x.job_id = j.job_id AND x.state = 'error'
+                AND NOT COALESCE(shardid_internal._rebalance_worker_alive(x.worker_slot, x.worker_generation, x.worker_server), false)
+              ORDER BY x.shard LOOP
+        IF r.outcome IS NULL AND j.state <> 'stopping' AND r.tries <= retries THEN
             UPDATE shardid.rebalance_job_moves AS x
                SET state = 'retrying', retry_at = pg_catalog.clock_timestamp() + pause, updated_at = pg_catalog.clock_timestamp()
              WHERE x.job_id = r.job_id AND x.shard = r.shard;
             RAISE NOTICE '%: the move of shard % to node "%" failed (try %): %; retried in %', prefix, r.shard, r.target, r.tries, r.last_error, pause;
-        ELSE
-            UPDATE shardid.rebalance_job_moves AS x SET state = 'failed', updated_at = pg_catalog.clock_timestamp()
-             WHERE x.job_id = r.job_id AND x.shard = r.shard;
+            CONTINUE;
+        END IF;
+        given_up := COALESCE(r.outcome, CASE WHEN j.state = 'stopping' AND j.cancel_moves THEN 'cancelled' ELSE 'failed' END);
+        IF r.outcome IS NULL THEN
             UPDATE shardid.rebalance_jobs AS x SET last_error = r.last_error WHERE x.job_id = j.job_id;
+        END IF;
+        SELECT * INTO left_move FROM shardid.shard_moves AS x
+         WHERE x.shard = r.shard
+           AND NOT EXISTS (SELECT FROM shardid.session_locks AS l
+                            WHERE l.lock_name = 'move ' || x.shard AND shardid_internal._backend_alive(l.pid, l.backend_start));
+        IF left_move.shard IS NOT NULL AND left_move.mode <> 'offline'
+           AND (r.outcome IS NULL OR r.tries < 3) AND NOT j.in_session THEN
+            -- rolled back (finished, if repointed) by a worker before it counts as given up
+            UPDATE shardid.rebalance_job_moves AS x
+               SET state = 'retrying', retry_at = pg_catalog.clock_timestamp(), outcome = given_up,
+                   action = CASE WHEN left_move.phase = 'repointed' THEN 'resume' ELSE 'abort' END,
+                   tries = CASE WHEN r.outcome IS NULL THEN 0 ELSE x.tries END,
+                   updated_at = pg_catalog.clock_timestamp()
+             WHERE x.job_id = r.job_id AND x.shard = r.shard;
+            RAISE NOTICE '%: the move of shard % to node "%" %: %; its move in progress (phase %) is %', prefix, r.shard, r.target,
+                CASE WHEN given_up = 'cancelled' THEN 'was cancelled' ELSE pg_catalog.format('failed (try %s), given up', r.tries) END,
+                r.last_error, left_move.phase, CASE WHEN left_move.phase = 'repointed' THEN 'finished' ELSE 'rolled back' END;
+            CONTINUE;
+        END IF;
+        UPDATE shardid.rebalance_job_moves AS x SET state = given_up, updated_at = pg_catalog.clock_timestamp()
+         WHERE x.job_id = r.job_id AND x.shard = r.shard;
+        IF given_up = 'failed' THEN
             RAISE NOTICE '%: the move of shard % to node "%" failed (try %), given up: %', prefix, r.shard, r.target, r.tries, r.last_error;
         END IF;
     END LOOP;
 
     SELECT pg_catalog.count(*) FILTER (WHERE x.state IN ('starting', 'running')),
-           pg_catalog.count(*) FILTER (WHERE x.state IN ('starting', 'running', 'retrying'))
-      INTO in_flight, active
+           pg_catalog.count(*) FILTER (WHERE x.state IN ('starting', 'running', 'retrying', 'error') AND x.action <> 'abort'
+                                                  AND x.outcome IS NULL),
+           pg_catalog.min(x.retry_at) FILTER (WHERE x.state = 'retrying')
+      INTO in_flight, pending, next_retry
       FROM shardid.rebalance_job_moves AS x WHERE x.job_id = j.job_id;
-    max_left := (o->>'max_moves')::integer - j.moves_done - active;
+    max_left := (o->>'max_moves')::integer - j.moves_done - pending;
 
-    IF j.state <> 'stopping' THEN
-        -- the retries that are due, where their nodes have room
-        FOR r IN SELECT * FROM shardid.rebalance_job_moves AS x
-                  WHERE x.job_id = j.job_id AND x.state = 'retrying' AND x.retry_at <= pg_catalog.clock_timestamp()
-                  ORDER BY x.shard LOOP
-            EXIT WHEN in_flight >= max_parallel;
-            CONTINUE WHEN shardid_internal._rebalance_node_busy(j.job_id, r.source) >= per_node
-                       OR shardid_internal._rebalance_node_busy(j.job_id, r.target) >= per_node;
-            UPDATE shardid.rebalance_job_moves AS x
-               SET state = 'starting', tries = x.tries + 1, retry_at = NULL, worker_pid = NULL, worker_start = NULL,
-                   updated_at = pg_catalog.clock_timestamp()
-             WHERE x.job_id = r.job_id AND x.shard = r.shard;
-            UPDATE shardid.rebalance_job_moves AS x SET worker_pid = shardid_internal._rebalance_launch_move(r.job_id, r.shard)
-             WHERE x.job_id = r.job_id AND x.shard = r.shard;
+    -- 3a. rollbacks of moves given up, and the retries that are due
+    FOR r IN SELECT * FROM shardid.rebalance_job_moves AS x
+              WHERE x.job_id = j.job_id AND x.state = 'retrying' AND x.retry_at <= pg_catalog.clock_timestamp()
+                AND (j.state <> 'stopping' OR x.outcome IS NOT NULL OR x.resumes > 0)
+              ORDER BY x.outcome IS NULL, x.shard LOOP
+        EXIT WHEN in_flight >= slots;
+        CONTINUE WHEN shardid_internal._rebalance_node_busy(j.job_id, r.source, r.shard) >= per_node
+                   OR shardid_internal._rebalance_node_busy(j.job_id, r.target, r.shard) >= per_node;
+        IF r.outcome IS NULL THEN
             RAISE NOTICE '%: retrying the move of shard % to node "%" (try %)', prefix, r.shard, r.target, r.tries + 1;
-            in_flight := in_flight + 1;
-        END LOOP;
-        -- moves left in progress that no session drives
+        END IF;
+        IF NOT shardid_internal._rebalance_move_start(j, r.shard, r.action, r.source, r.target, r.tries + 1, r.outcome) THEN
+            slots := in_flight;
+            EXIT;
+        END IF;
+        run_shard := CASE WHEN j.in_session THEN r.shard END;
+        in_flight := in_flight + 1;
+        EXIT WHEN j.in_session;
+    END LOOP;
+
+    IF j.state <> 'stopping' AND run_shard IS NULL THEN
+        -- 3b. moves left in progress that no session drives
         FOR m IN SELECT * FROM shardid.shard_moves AS x
                   WHERE (j.kind = 'rebalance' OR x.source = j.drain_node OR x.phase = 'aborting')
                     AND NOT EXISTS (SELECT FROM shardid.rebalance_job_moves AS y
-                                     WHERE y.job_id = j.job_id AND y.shard = x.shard AND y.state <> 'done')
+                                     WHERE y.job_id = j.job_id AND y.shard = x.shard
+                                       AND y.state IN ('starting', 'running', 'error', 'retrying'))
                     AND NOT EXISTS (SELECT FROM shardid.session_locks AS l
                                      WHERE l.lock_name = 'move ' || x.shard
                                        AND shardid_internal._backend_alive(l.pid, l.backend_start))
                   ORDER BY x.shard LOOP
             PERFORM shardid_internal._rebalance_refuse_offline(m);
-            EXIT WHEN in_flight >= max_parallel;
+            EXIT WHEN in_flight >= slots;
             CONTINUE WHEN m.phase <> 'aborting' AND max_left <= 0;
+            CONTINUE WHEN shardid_internal._rebalance_node_busy(j.job_id, m.source, m.shard) >= per_node
+                       OR shardid_internal._rebalance_node_busy(j.job_id, m.target, m.shard) >= per_node;
             IF m.phase = 'aborting' THEN
                 RAISE NOTICE '%: finishing the rollback of the move of shard % to node "%"', prefix, m.shard, m.target;
             ELSE
                 RAISE NOTICE '%: resuming the move of shard % to node "%" (phase %)', prefix, m.shard, m.target, m.phase;
                 max_left := max_left - 1;
             END IF;
-            INSERT INTO shardid.rebalance_job_moves AS x (job_id, shard, action, source, target, state)
-            VALUES (j.job_id, m.shard, CASE WHEN m.phase = 'aborting' THEN 'abort' ELSE 'resume' END, m.source, m.target, 'starting')
-            ON CONFLICT ON CONSTRAINT rebalance_job_moves_pkey DO UPDATE
-               SET action = excluded.action, source = excluded.source, target = excluded.target, state = 'starting',
-                   tries = 1, retry_at = NULL, last_error = NULL, started_at = excluded.started_at, updated_at = excluded.updated_at;
-            UPDATE shardid.rebalance_job_moves AS x SET worker_pid = shardid_internal._rebalance_launch_move(j.job_id, m.shard)
-             WHERE x.job_id = j.job_id AND x.shard = m.shard;
-            in_flight := in_flight + 1;
-            active := active + 1;
-        END LOOP;
-        -- the first step of a fresh plan whose nodes have room, once the
-        -- move started last counts on its target
-        IF in_flight < max_parallel AND COALESCE(max_left, 1) > 0
-           AND NOT EXISTS (SELECT FROM shardid.rebalance_job_moves AS x
-                            JOIN shardid.shard_placement AS p ON p.shard = x.shard
-                           WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running') AND p.node IS DISTINCT FROM x.target
-                             AND NOT EXISTS (SELECT FROM shardid.shard_moves AS y WHERE y.shard = x.shard)) THEN
-            job_shards := ARRAY(SELECT x.shard FROM shardid.rebalance_job_moves AS x WHERE x.job_id = j.job_id);
-            IF j.kind = 'drain' THEN
-                plans := (SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(p) ORDER BY p.step)
-                            FROM shardid.drain_plan(j.drain_node, o->>'strategy') AS p WHERE p.shard <> ALL (job_shards));
-            ELSE
-                plans := (SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(p) ORDER BY p.step)
-                            FROM shardid.rebalance_plan(o->>'strategy', max_left,
-                                                        ARRAY(SELECT pg_catalog.jsonb_array_elements_text(o->'excluded_shards')::integer)
-                                                        || j.moved || job_shards) AS p);
+            IF NOT shardid_internal._rebalance_move_start(j, m.shard, CASE WHEN m.phase = 'aborting' THEN 'abort' ELSE 'resume' END,
+                                                          m.source, m.target, 1, NULL) THEN
+                slots := in_flight;
+                EXIT;
             END IF;
-            FOR plan IN SELECT * FROM pg_catalog.jsonb_to_recordset(COALESCE(plans, '[]'))
-                                      AS p(step integer, shard integer, source text, target text, bytes bigint)
-                         ORDER BY p.step
-            LOOP
-                steps := steps + 1;
-                CONTINUE WHEN started_new
-                           OR shardid_internal._rebalance_node_busy(j.job_id, plan.source) >= per_node
-                           OR shardid_internal._rebalance_node_busy(j.job_id, plan.target) >= per_node;
-                RAISE NOTICE '%: shard % from node "%" to node "%"%', prefix, plan.shard, plan.source, plan.target,
-                    CASE WHEN plan.bytes IS NULL THEN '' ELSE pg_catalog.format(' (%s)', pg_catalog.pg_size_pretty(plan.bytes)) END;
-                INSERT INTO shardid.rebalance_job_moves AS x (job_id, shard, action, source, target, state)
-                VALUES (j.job_id, plan.shard, 'move', plan.source, plan.target, 'starting')
-                ON CONFLICT ON CONSTRAINT rebalance_job_moves_pkey DO UPDATE
-                   SET action = 'move', source = excluded.source, target = excluded.target, state = 'starting',
-                       tries = 1, retry_at = NULL, last_error = NULL, started_at = excluded.started_at, updated_at = excluded.updated_at;
-                UPDATE shardid.rebalance_job_moves AS x SET worker_pid = shardid_internal._rebalance_launch_move(j.job_id, plan.shard)
-                 WHERE x.job_id = j.job_id AND x.shard = plan.shard;
-                started_new := true;
-                in_flight := in_flight + 1;
-                active := active + 1;
-            END LOOP;
-        ELSIF in_flight > 0 AND COALESCE(max_left, 1) > 0 THEN
-            steps := 1;   -- a plan may follow once the moves in flight have room
-        END IF;
+            run_shard := CASE WHEN j.in_session THEN m.shard END;
+            in_flight := in_flight + 1;
+            EXIT WHEN j.in_session;
+        END LOOP;
     END IF;
 
+    IF j.state <> 'stopping' AND run_shard IS NULL AND COALESCE(max_left, 1) > 0 THEN
+        -- 3c. a fresh plan, its moves under way counted where they go
+        FOR plan IN
+            SELECT p.* FROM shardid_internal._plan(
+                     j.kind, j.drain_node, o->>'strategy', max_left,
+                     ARRAY(SELECT pg_catalog.jsonb_array_elements_text(o->'excluded_shards')::integer) || j.moved
+                         || ARRAY(SELECT x.shard FROM shardid.rebalance_job_moves AS x WHERE x.job_id = j.job_id),
+                     ARRAY(SELECT x.shard FROM shardid.rebalance_job_moves AS x
+                            WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running', 'retrying', 'error') AND x.action <> 'abort'
+                            ORDER BY x.shard),
+                     ARRAY(SELECT x.target FROM shardid.rebalance_job_moves AS x
+                            WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running', 'retrying', 'error') AND x.action <> 'abort'
+                            ORDER BY x.shard)) AS p
+             ORDER BY p.step
+        LOOP
+            steps := steps + 1;
+            IF run_shard IS NOT NULL OR in_flight >= slots
+               OR plan.source = ANY (skipped) OR plan.target = ANY (skipped)
+               OR shardid_internal._rebalance_node_busy(j.job_id, plan.source, plan.shard) >= per_node
+               OR shardid_internal._rebalance_node_busy(j.job_id, plan.target, plan.shard) >= per_node THEN
+                skipped := skipped || plan.source || plan.target;
+                CONTINUE;
+            END IF;
+            RAISE NOTICE '%: shard % from node "%" to node "%"%', prefix, plan.shard, plan.source, plan.target,
+                CASE WHEN plan.bytes IS NULL THEN '' ELSE pg_catalog.format(' (%s)', pg_catalog.pg_size_pretty(plan.bytes)) END;
+            IF NOT shardid_internal._rebalance_move_start(j, plan.shard, 'move', plan.source, plan.target, 1, NULL) THEN
+                slots := in_flight;
+                skipped := skipped || plan.source || plan.target;
+                CONTINUE;
+            END IF;
+            run_shard := CASE WHEN j.in_session THEN plan.shard END;
+            in_flight := in_flight + 1;
+            steps := steps - 1;
+        END LOOP;
+    END IF;
+
+    SELECT pg_catalog.count(*) FILTER (WHERE x.state IN ('starting', 'running', 'retrying', 'error')),
+           pg_catalog.count(*) FILTER (WHERE x.state IN ('starting', 'running', 'retrying', 'error') AND x.action <> 'abort'
+                                                  AND x.outcome IS NULL)
+      INTO in_flight, pending
+      FROM shardid.rebalance_job_moves AS x WHERE x.job_id = j.job_id;
     UPDATE shardid.rebalance_jobs AS x
-       SET moves_planned = x.moves_done + active + steps - CASE WHEN started_new THEN 1 ELSE 0 END,
+       SET moves_planned = x.moves_done + pending + steps,
            (current_shard, current_source, current_target) =
                (SELECT y.shard, y.source, y.target FROM shardid.rebalance_job_moves AS y
                  WHERE y.job_id = x.job_id AND y.state IN ('starting', 'running') ORDER BY y.shard LIMIT 1),
            updated_at = pg_catalog.clock_timestamp()
      WHERE x.job_id = j.job_id;
-    RETURN active = 0 AND (j.state = 'stopping' OR steps = 0 OR COALESCE(max_left, 1) <= 0);
+    -- a plan whose steps all wait for moves of others: wait for them too
+    done := in_flight = 0 AND run_shard IS NULL AND (j.state = 'stopping' OR steps = 0 OR COALESCE(max_left, 1) <= 0);
+    IF next_retry IS NOT NULL THEN
+        wake_in := LEAST(1, GREATEST(0.05, EXTRACT(epoch FROM next_retry - pg_catalog.clock_timestamp())));
+    END IF;
+    RETURN NEXT;
 END
 $$;
 
 REVOKE ALL ON FUNCTION shardid_internal._rebalance_job_step(bigint) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._rebalance_job_step(bigint) IS
-    'Router, the rebalance driver with moves in sessions of their own: one step: retries or gives up failed moves, starts due retries, moves left in progress and the next planned move whose nodes have room (max_parallel, max_moves_per_node), each in its own background worker; true when the job is to end.';
+    'Router: the one rebalance scheduler (serial is one slot): one decision from one read of the job''s ledger: moves whose worker ended are retried or given up (a move left in progress rolled back first), then rollbacks, due retries, moves left in progress and the steps of a fresh plan start where slots and nodes have room; whether the job is to end, the move a session runs itself, and how long the driver may sleep.';

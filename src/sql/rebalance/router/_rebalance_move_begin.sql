@@ -1,8 +1,11 @@
--- Router, in a move's worker (_rebalance_move_run()), first: records the
--- worker in the move's row and turns it to running; returns what to do
--- (abort: roll back the shard's move being rolled back first; then, but
--- for action 'abort', move_shard() to target) with the job's move
--- options. No row when the move is not to run (its row is not starting).
+-- Router, in a move's worker (_rebalance_move_run(): a background worker,
+-- or the session of rebalance() and drain_node()), first: records the
+-- worker (process, start) in the move's row and turns it to running;
+-- returns what to do (abort: roll back the shard's move in progress first,
+-- for action 'abort' whatever its phase but repointed, else only one being
+-- rolled back; then, but for action 'abort', move_shard() to target) with
+-- the job's move options. No row when the move is not to run (its row is
+-- not starting).
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_move_begin(job_id bigint, shard integer)
     RETURNS TABLE (action text, target text, abort boolean, drop_old boolean, lock_timeout interval,
                    cutover_timeout interval, catchup_timeout interval, node_timeout interval)
@@ -26,7 +29,9 @@ BEGIN
     SELECT j.options INTO o FROM shardid.rebalance_jobs AS j WHERE j.job_id = r.job_id;
     action := r.action;
     target := r.target;
-    abort := EXISTS (SELECT FROM shardid.shard_moves AS m WHERE m.shard = r.shard AND m.phase = 'aborting');
+    abort := EXISTS (SELECT FROM shardid.shard_moves AS m
+                      WHERE m.shard = r.shard
+                        AND CASE WHEN r.action = 'abort' THEN m.phase <> 'repointed' ELSE m.phase = 'aborting' END);
     drop_old := (o->>'drop_old')::boolean;
     lock_timeout := (o->>'lock_timeout')::interval;
     cutover_timeout := (o->>'cutover_timeout')::interval;

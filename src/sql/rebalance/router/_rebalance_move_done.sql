@@ -1,7 +1,9 @@
--- Router, in a move's worker (_rebalance_move_run()), once its CALL has
--- returned: the move must be done (_check_move_done(), 55000 otherwise:
--- the worker records it as the move's error), then it counts in the
--- job's row (a rollback alone does not). The move's row is done.
+-- Router, in a move's worker (_rebalance_move_run()), once its CALLs have
+-- returned: a move (or a resumed one) must be done (_check_move_done(),
+-- 55000 otherwise: the worker records it as the move's error), then it
+-- counts in the job's row and the move's row is done. A rollback counts
+-- for nothing: done, or, for a move given up (outcome), failed or
+-- cancelled.
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_move_done(job_id bigint, shard integer) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -18,7 +20,8 @@ BEGIN
          WHERE j.job_id = r.job_id;
     END IF;
     UPDATE shardid.rebalance_job_moves AS x
-       SET state = 'done', updated_at = pg_catalog.clock_timestamp()
+       SET state = CASE WHEN r.action = 'abort' AND r.outcome IS NOT NULL THEN r.outcome ELSE 'done' END,
+           updated_at = pg_catalog.clock_timestamp()
      WHERE x.job_id = r.job_id AND x.shard = r.shard;
 END
 $$;

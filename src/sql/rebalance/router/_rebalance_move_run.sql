@@ -1,9 +1,10 @@
 -- Router: one move of a job, run by its own background worker
 -- (src/pg/rebalance_worker.cpp, at top level) so that moves whose nodes
--- are disjoint run at the same time: _rebalance_move_begin() says what to
--- do, then abort_move() (a move being rolled back) and move_shard(), and
--- _rebalance_move_done() counts it. An error ends the CALL; the worker
--- records it (_rebalance_move_failed()).
+-- are disjoint run at the same time, or by the session of rebalance() and
+-- drain_node() itself: _rebalance_move_begin() says what to do, then
+-- abort_move() (a move to roll back) and move_shard(), and
+-- _rebalance_move_done() counts it. An error ends the CALL; a worker
+-- records it (_rebalance_move_failed()), a session's CALL fails with it.
 -- No SET search_path (PostgreSQL refuses COMMIT in a procedure that has
 -- one): this holds the CALLs and COMMITs; the functions it calls pin it.
 CREATE OR REPLACE PROCEDURE shardid_internal._rebalance_move_run(job_id bigint, shard integer)

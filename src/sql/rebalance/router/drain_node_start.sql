@@ -9,7 +9,7 @@ CREATE OR REPLACE FUNCTION shardid.drain_node_start(
     cutover_timeout interval DEFAULT NULL,
     catchup_timeout interval DEFAULT NULL,
     node_timeout interval DEFAULT NULL,
-    max_parallel integer DEFAULT 1,
+    max_parallel integer DEFAULT NULL,
     max_moves_per_node integer DEFAULT 1,
     move_retries integer DEFAULT 0,
     retry_pause interval DEFAULT '10 s') RETURNS bigint

@@ -5,8 +5,12 @@
 -- rebalance() and drain_node() (their session is the worker). The one
 -- driver (_rebalance_job_run()) writes its progress here after every
 -- move, in the same transaction as the move's last commit;
--- rebalance_status() reads it. Readable by administrators only: it names
--- the roles that started jobs.
+-- rebalance_status() reads it. The driver of a background job is alive
+-- while the postmaster has its worker registered: its handle (worker_slot,
+-- worker_generation) and the server's start (worker_server) are recorded
+-- when it is started (_rebalance_worker_alive()). cancel_moves: stopped
+-- with rebalance_stop(cancel_move => true). Readable by administrators
+-- only: it names the roles that started jobs.
 CREATE TABLE shardid.rebalance_jobs (
     job_id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     kind           text NOT NULL CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['rebalance', 'drain'])),
@@ -27,10 +31,14 @@ CREATE TABLE shardid.rebalance_jobs (
     started_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     updated_at     timestamptz NOT NULL DEFAULT pg_catalog.now(),
     finished_at    timestamptz,
-    in_session     boolean NOT NULL DEFAULT false
+    in_session     boolean NOT NULL DEFAULT false,
+    worker_slot       integer,
+    worker_generation bigint,
+    worker_server     timestamptz,
+    cancel_moves      boolean NOT NULL DEFAULT false
 );
 
 REVOKE ALL ON shardid.rebalance_jobs FROM PUBLIC;
 
 COMMENT ON TABLE shardid.rebalance_jobs IS
-    'Router: rebalances and drains, one row per job, in the background (rebalance_start(), drain_node_start()) or in_session (rebalance(), drain_node()): options, state, moves done and planned, the current move, the last error, the worker, times. Read through rebalance_status(); administrators only.';
+    'Router: rebalances and drains, one row per job, in the background (rebalance_start(), drain_node_start()) or in_session (rebalance(), drain_node()): options, state, moves done and planned, the current move, the last error, the driver (process, handle), times, whether its moves are cancelled. Read through rebalance_status(); administrators only.';

@@ -11,25 +11,11 @@
 CREATE OR REPLACE FUNCTION shardid.rebalance_plan(strategy text DEFAULT 'by_size', max_moves integer DEFAULT NULL,
                                                   excluded_shards integer[] DEFAULT '{}')
     RETURNS TABLE (step integer, shard integer, source text, target text, bytes bigint)
-    LANGUAGE plpgsql
+    LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    node_names text[];
-    closed     boolean[];
-    pl         record;
-BEGIN
-    PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
-    SELECT COALESCE(pg_catalog.array_agg(n.node ORDER BY n.node COLLATE "C"), '{}'),
-           COALESCE(pg_catalog.array_agg(NOT n.accepts_shards ORDER BY n.node COLLATE "C"), '{}')
-      INTO node_names, closed
-      FROM shardid.nodes AS n;
-    pl := shardid_internal._plan_placement(strategy, excluded_shards, NULL);
-    RETURN QUERY
-        SELECT r.step, r.shard, r.source, r.target, r.bytes
-          FROM shardid_internal._rebalance_moves(strategy, max_moves, node_names, pl.placed, pl.counted_on, pl.sizes,
-                                                 pl.pinned, closed) AS r;
-END
+    SELECT p.step, p.shard, p.source, p.target, p.bytes
+      FROM shardid_internal._plan('rebalance', NULL, strategy, max_moves, excluded_shards) AS p
 $$;
 
 REVOKE ALL ON FUNCTION shardid.rebalance_plan(text, integer, integer[]) FROM PUBLIC;

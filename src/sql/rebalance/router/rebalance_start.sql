@@ -4,12 +4,15 @@
 -- job outlives the caller's session; rebalance_status() follows it,
 -- rebalance_wait() waits for it, rebalance_stop() stops it. After a restart
 -- of the server the job is reported interrupted, and rebalance_start()
--- resumes the work (a move left in progress first). With max_parallel > 1
--- moves whose nodes are disjoint run at the same time, each in a
--- background worker of its own, at most max_parallel of them and each
--- node in at most max_moves_per_node at once; with move_retries > 0 a
--- failed move is retried (after retry_pause) up to that many times, and
--- then the job goes on with the others and ends failed, listing it.
+-- resumes the work (a move left in progress first); rebalance_resume(),
+-- or the launcher with shardid preloaded, resumes the job itself. Each
+-- move runs in a background worker of its own; moves whose nodes are
+-- disjoint run at the same time: by default as many as there are pairs
+-- of free nodes (each node in at most max_moves_per_node moves at once),
+-- at most max_parallel when given (1: one move at a time). With
+-- move_retries > 0 a failed move is retried (after retry_pause) up to
+-- that many times, and then the job goes on with the others and ends
+-- failed, listing it.
 CREATE OR REPLACE FUNCTION shardid.rebalance_start(
     strategy text DEFAULT 'by_size',
     max_moves integer DEFAULT NULL,
@@ -19,7 +22,7 @@ CREATE OR REPLACE FUNCTION shardid.rebalance_start(
     cutover_timeout interval DEFAULT NULL,
     catchup_timeout interval DEFAULT NULL,
     node_timeout interval DEFAULT NULL,
-    max_parallel integer DEFAULT 1,
+    max_parallel integer DEFAULT NULL,
     max_moves_per_node integer DEFAULT 1,
     move_retries integer DEFAULT 0,
     retry_pause interval DEFAULT '10 s') RETURNS bigint
@@ -42,4 +45,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid.rebalance_start(text, integer, integer[], boolean, interval, interval, interval, interval, integer, integer, integer, interval) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.rebalance_start(text, integer, integer[], boolean, interval, interval, interval, interval, integer, integer, integer, interval) IS
-    'Router: starts rebalance() in a background worker and returns the job''s ID at once; options as rebalance(), and max_parallel moves at once on disjoint nodes (max_moves_per_node each), a failed move retried move_retries times after retry_pause. Follow it with rebalance_status(), rebalance_wait(), rebalance_stop().';
+    'Router: starts rebalance() in a background job and returns the job''s ID at once; options as rebalance(); each move in a worker of its own, moves on disjoint nodes at once (max_moves_per_node each; at most max_parallel, default no bound, 1 for one at a time), a failed move retried move_retries times after retry_pause. Follow it with rebalance_status(), rebalance_wait(), rebalance_stop().';

@@ -1,9 +1,15 @@
--- Router: stops the running background job (the last, or the given one):
--- it finishes the move in progress and makes no other (the default), or,
--- with cancel_move, cancels that move (pg_cancel_backend of the worker),
--- which rolls it back unless it was already repointed, as a cancelled
--- move_shard() does (with moves in workers of their own: each of them). Either way the job ends 'stopped'; rebalance_wait()
--- waits for that. Returns whether a running job was asked to stop.
+-- Router: stops a job that has not ended (the last, or the given one):
+-- its moves in flight finish and no other starts (the default), or, with
+-- cancel_move, those moves are cancelled (pg_cancel_backend of each move's
+-- worker; of the session of rebalance() and drain_node()) and every one
+-- that is not yet repointed is rolled back before the job ends (the
+-- scheduler starts a worker that rolls back what a cancelled move left;
+-- a repointed one is finished), so that when the job says 'stopped' no
+-- move of it is left in shardid.shard_moves. The driver is woken at once
+-- (_rebalance_wake()). A job whose driver is gone (a restart of the
+-- server) is stopped the same way when it is resumed (the launcher,
+-- rebalance_resume()). rebalance_wait() waits for the end. Returns
+-- whether a job that had not ended was asked to stop.
 CREATE OR REPLACE FUNCTION shardid.rebalance_stop(job bigint DEFAULT NULL, cancel_move boolean DEFAULT false) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -11,22 +17,27 @@ AS $$
 DECLARE
     j shardid.rebalance_jobs;
 BEGIN
+    IF cancel_move IS NULL THEN
+        RAISE EXCEPTION 'cancel_move must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     SELECT * INTO j FROM shardid.rebalance_jobs AS x
      WHERE x.job_id = COALESCE(rebalance_stop.job, (SELECT pg_catalog.max(y.job_id) FROM shardid.rebalance_jobs AS y))
      FOR UPDATE;
-    IF NOT FOUND OR NOT shardid_internal._rebalance_job_alive(j) THEN
+    IF NOT FOUND OR j.state NOT IN ('starting', 'running', 'stopping') THEN
         RETURN false;
     END IF;
-    UPDATE shardid.rebalance_jobs AS x SET state = 'stopping', updated_at = pg_catalog.clock_timestamp()
+    UPDATE shardid.rebalance_jobs AS x
+       SET state = 'stopping', cancel_moves = x.cancel_moves OR rebalance_stop.cancel_move, updated_at = pg_catalog.clock_timestamp()
      WHERE x.job_id = j.job_id;
-    IF cancel_move AND j.worker_pid IS NOT NULL THEN
-        -- the worker records the cancel's error in this row, which waits
-        -- for this transaction to commit and then reads 'stopping'
-        PERFORM pg_catalog.pg_cancel_backend(j.worker_pid) WHERE NOT shardid_internal._rebalance_job_parallel(j.job_id);
-        -- a job whose moves run in workers of their own: those workers
+    IF cancel_move THEN
+        -- each worker records the cancel's error in its row, which waits
+        -- for this transaction to commit; the scheduler then reads 'stopping'
         PERFORM pg_catalog.pg_cancel_backend(x.worker_pid) FROM shardid.rebalance_job_moves AS x
-         WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running') AND x.worker_pid IS NOT NULL;
+         WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running') AND x.worker_pid IS NOT NULL
+           AND NOT j.in_session;
+        PERFORM pg_catalog.pg_cancel_backend(j.worker_pid) WHERE j.in_session AND shardid_internal._rebalance_job_alive(j);
     END IF;
+    PERFORM shardid_internal._rebalance_wake(j.worker_pid) WHERE NOT j.in_session AND j.worker_pid IS NOT NULL;
     RETURN true;
 END
 $$;
@@ -34,4 +45,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid.rebalance_stop(bigint, boolean) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.rebalance_stop(bigint, boolean) IS
-    'Router: asks the running background rebalance or drain to stop: after the move in progress, or at once with cancel_move (that move rolls back unless repointed); the job ends stopped. Whether a running job was asked.';
+    'Router: stops a rebalance or drain job (the last by default): its moves in flight finish and no other starts, or with cancel_move they are cancelled and rolled back (finished if already repointed) before the job says stopped; true if a job that had not ended was asked to stop.';
