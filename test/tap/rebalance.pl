@@ -334,8 +334,9 @@ unlike(insert_on($tgt4, $s4), qr/ERROR/, "shard $s4 takes writes on $tgt4");
 ok(!$router->safe_psql('app', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'shardid rebalance'}),
 	'the finished job left no worker to start again');
 
-# A restart of the router ends every worker for good: the move held in
-# caught_up is reported with the call that finishes it; run, it does.
+# A restart of the router ends every worker for good (no launcher here):
+# the move held in caught_up is reported with the call that finishes it;
+# run, it does; then the job nobody drives, with the call that resumes it.
 my ($h5, $job5, $s5, $src5, $tgt5) = held('caught_up', "SELECT shardid.rebalance_start('by_count')");
 note("job $job5: its move of shard $s5 from $src5 to $tgt5 held in caught_up; the router restarts");
 $router->safe_psql('app', 'ALTER DATABASE app RESET shardid_test.move_pause');
@@ -347,7 +348,12 @@ my ($kind5, $fix5) = split /\|/, $router->safe_psql('app',
 	"SELECT kind || '|' || fix FROM shardid.check_cluster() WHERE shard = $s5 AND run_on IS NULL");
 is("$kind5 $fix5", "move_stalled CALL shardid.move_shard($s5, '$tgt5');", 'check_cluster(): move_stalled, with the call that finishes it');
 $router->safe_psql('app', $fix5);
-is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'the fix run, check_cluster() finds nothing');
+is($router->safe_psql('app', "SELECT kind || '|' || fix FROM shardid.check_cluster()"), "job_stalled|SELECT shardid.rebalance_resume($job5);",
+	'the fix run, check_cluster() reports the job nobody drives, with the call that resumes it');
+$router->safe_psql('app', "SELECT shardid.rebalance_resume($job5)");
+is($router->safe_psql('app', "SELECT state FROM shardid.rebalance_wait($job5, timeout => '3 min')"), 'finished',
+	'rebalance_resume(): the job resumed and finished');
+is($router->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster() finds nothing');
 is($router->safe_psql('app', "SELECT node FROM shardid.shard_placement WHERE shard = $s5"), $tgt5, "shard $s5 is placed on $tgt5");
 unlike(insert_on($tgt5, $s5), qr/ERROR/, "shard $s5 takes writes on $tgt5");
 is(leftovers(\@nodes, $router), $clean, 'nothing left behind after the jobs');

@@ -41,6 +41,7 @@
 \ir router/_check_template_differs.sql
 \ir router/_check_move_leftover.sql
 \ir router/_check_move_stalled.sql
+\ir router/_check_job_stalled.sql
 \ir router/_check_proxy_out_of_step.sql
 \ir router/_check_ddl_unfinished.sql
 \ir router/_check_copy_differs.sql

@@ -22,6 +22,7 @@ SELECT k.step, k.kind, k.summary
     (4, 'template_differs', 'a sharded table''s template that differs from the one most nodes have, or is missing'),
     (5, 'move_leftover', 'a publication, subscription, slot, role or freeze trigger of a move no longer in progress'),
     (6, 'move_stalled', 'a move in progress that no session and no background job drives'),
+    (6, 'job_stalled', 'a background rebalance or drain job that has not ended and whose driver is gone'),
     (7, 'proxy_out_of_step', 'the PL/Proxy cluster shardid differs from the placement'),
     (8, 'ddl_unfinished', 'an apply_ddl() change not finished, on the router or a node'),
     (9, 'copy_differs', 'a shard''s copy of a sharded table that differs from its node''s template')
