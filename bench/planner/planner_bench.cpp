@@ -9,7 +9,7 @@
 // bench/PLANNER.md.
 //
 //   planner_bench [--shards N] [--zipf S] [--reps R] [--seed X] NODES...
-//   planner_bench --schedule [--move-fixed S] [--move-per-mb S] [--added N]
+//   planner_bench --schedule [--move-fixed S] [--move-per-mb S] [--move-gap S] [--added N]
 //                 [--shards N] [--zipf S] [--seed X] NODES...
 //
 // Scenarios, each from a placement of its own:
@@ -358,7 +358,7 @@ int
 main(int argc, char **argv)
 {
 	int shards = 8192, reps = 5, added = 16;
-	double zipf = 1.0, fixed = 0.9, per_mb = 2.8 / 300;
+	double zipf = 1.0, fixed = 0.9, per_mb = 2.8 / 300, gap = 0;
 	bool schedule = false;
 	unsigned long seed = 20240601;
 	std::vector<int> node_counts;
@@ -378,20 +378,25 @@ main(int argc, char **argv)
 			fixed = std::atof(argv[++i]);
 		else if (std::strcmp(argv[i], "--move-per-mb") == 0 && more)
 			per_mb = std::atof(argv[++i]);
+		else if (std::strcmp(argv[i], "--move-gap") == 0 && more)
+			gap = std::atof(argv[++i]);
 		else if (std::strcmp(argv[i], "--added") == 0 && more)
 			added = std::atoi(argv[++i]);
 		else if (std::atoi(argv[i]) >= 2)
 			node_counts.push_back(std::atoi(argv[i]));
 		else {
-			std::fprintf(stderr,
-						 "usage: planner_bench [--shards N] [--zipf S] [--reps R] [--seed X] "
-						 "NODES...\n"
-						 "       planner_bench --schedule [--move-fixed S] [--move-per-mb S] "
-						 "[--added N] [--shards N] [--zipf S] [--seed X] NODES...\n");
+			std::fprintf(
+				stderr, "usage: planner_bench [--shards N] [--zipf S] [--reps R] [--seed X] "
+						"NODES...\n"
+						"       planner_bench --schedule [--move-fixed S] [--move-per-mb S] "
+						"[--move-gap S] [--added N] [--shards N] [--zipf S] [--seed X] NODES...\n");
 			return 2;
 		}
 	}
 
+	// the driver's gap between a move's end and the next start in its slot
+	// (bench/jobs/run measures it) counts as part of each move
+	fixed += gap;
 	for (int k : node_counts) {
 		// sizes: rank r of a random permutation weighs 100 GiB / r^zipf
 		std::mt19937_64 rng(seed + static_cast<unsigned long>(k));

@@ -22,9 +22,10 @@
 --     being rolled back; an offline one stops the job with the hint, as
 --     everywhere), and the steps of a fresh plan (_plan(): this job's
 --     moves under way count on their targets, the shards it has touched
---     do not move again), each step only when no earlier step of that
---     plan that did not start shares a node with it, so that a node's
---     moves follow the plan's order.
+--     do not move again), in plan order, every step whose nodes have room
+--     (a later step may start before an earlier one that waits for its
+--     nodes: a plan's moves are independent, and the next decision plans
+--     afresh with them counted where they go).
 -- A background job starts each move in a background worker of its own
 -- (_rebalance_launch(), its handle recorded); a job in a session gets the
 -- one move to run itself (run_shard). Returns whether the job is to end
@@ -52,7 +53,6 @@ DECLARE
     pending    integer;
     max_left   integer;
     steps      integer := 0;
-    skipped    text[] := '{}';
     given_up   text;
     left_move  shardid.shard_moves;
     next_retry timestamptz;
@@ -221,18 +221,13 @@ BEGIN
              ORDER BY p.step
         LOOP
             steps := steps + 1;
-            IF run_shard IS NOT NULL OR in_flight >= slots
-               OR plan.source = ANY (skipped) OR plan.target = ANY (skipped)
-               OR shardid_internal._rebalance_node_busy(j.job_id, plan.source, plan.shard) >= per_node
-               OR shardid_internal._rebalance_node_busy(j.job_id, plan.target, plan.shard) >= per_node THEN
-                skipped := skipped || plan.source || plan.target;
-                CONTINUE;
-            END IF;
+            CONTINUE WHEN run_shard IS NOT NULL OR in_flight >= slots
+                       OR shardid_internal._rebalance_node_busy(j.job_id, plan.source, plan.shard) >= per_node
+                       OR shardid_internal._rebalance_node_busy(j.job_id, plan.target, plan.shard) >= per_node;
             RAISE NOTICE '%: shard % from node "%" to node "%"%', prefix, plan.shard, plan.source, plan.target,
                 CASE WHEN plan.bytes IS NULL THEN '' ELSE pg_catalog.format(' (%s)', pg_catalog.pg_size_pretty(plan.bytes)) END;
             IF NOT shardid_internal._rebalance_move_start(j, plan.shard, 'move', plan.source, plan.target, 1, NULL) THEN
                 slots := in_flight;
-                skipped := skipped || plan.source || plan.target;
                 CONTINUE;
             END IF;
             run_shard := CASE WHEN j.in_session THEN plan.shard END;
