@@ -26,7 +26,7 @@ use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(data_node router_node have_extension router_dblink_sql
   node_insert_post_sql post_ids_sql writer_sql install_writer leftovers
-  registered_where misplaced registrations);
+  registered_where misplaced);
 
 unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
 {
@@ -269,21 +269,6 @@ sub registered_where
 	return join ' ', grep {
 		$nodes->{$_}->safe_psql('app', "SELECT count(*) FROM shardid.shard_registry WHERE shard = $shard") ne '0'
 	} sort keys %$nodes;
-}
-
-# registrations(\%nodes) — which nodes register each shard, read with one
-# query per node: a hash of shard => the names of the nodes that register
-# it (sorted, joined by spaces); a shard no node registers is absent.
-sub registrations
-{
-	my ($nodes) = @_;
-	my %where;
-	for my $n (sort keys %$nodes)
-	{
-		my $list = $nodes->{$n}->safe_psql('app', q{SELECT string_agg(shard::text, ' ' ORDER BY shard) FROM shardid.shard_registry});
-		$where{$_} = defined $where{$_} ? "$where{$_} $n" : $n for split ' ', $list;
-	}
-	return \%where;
 }
 
 # misplaced(ROUTER, \%nodes, SHARDS...) — '' when each shard is registered

@@ -98,7 +98,7 @@ die "SHARDID_CHAOS_SEED and SHARDID_CHAOS_STEPS must be whole numbers\n" unless 
 my $BOUND = 30;
 # a psql call of the test is ended after this many seconds
 my $QUERY_TIMEOUT = 60;
-# poll_query_until's bound where a step does not set its own
+# poll_query_until's bound (the writer's start)
 $PostgreSQL::Test::Utils::timeout_default = $BOUND + 6;
 
 my @NAMES = qw(a b c d);
@@ -221,6 +221,41 @@ install_writer($router, [ values %node ],
 	  . ' OR admin_shutdown OR crash_shutdown OR cannot_connect_now',
 	max_tries => 4000, retry_sleep => 0.01);
 
+# The test's helpers on the router (public, not part of the extension):
+# chaos_wait(condition, seconds) polls a condition inside the server, every
+# 0.1 s with a new snapshot of the tables and of pg_stat_activity, for at
+# most that many seconds of the clock (poll_query_until counts attempts,
+# which a loaded machine makes several times longer); chaos_snapshot()
+# reads the placement and the moves in progress, then each node's
+# registry over dblink, then the placement and the moves again.
+$router->safe_psql('app', q{
+CREATE FUNCTION public.chaos_wait(cond text, seconds float8) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    deadline timestamptz := clock_timestamp() + make_interval(secs => seconds);
+    ok boolean;
+BEGIN
+    LOOP
+        PERFORM pg_stat_clear_snapshot();
+        EXECUTE cond INTO ok;
+        IF ok THEN RETURN true; END IF;
+        IF clock_timestamp() > deadline THEN RETURN false; END IF;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END $$;
+CREATE FUNCTION public.chaos_snapshot() RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE n record;
+BEGIN
+    RETURN QUERY SELECT 'p1 ' || p.shard || ' ' || p.node FROM shardid.placement AS p;
+    RETURN QUERY SELECT 'm1 ' || m.shard || ' ' || m.source || ' ' || m.target || ' ' || m.phase FROM shardid.shard_moves AS m;
+    FOR n IN SELECT x.node, x.connstr FROM shardid.nodes AS x ORDER BY x.node LOOP
+        RETURN QUERY SELECT 'r ' || t.shard || ' ' || n.node
+                       FROM public.dblink(n.connstr, 'SELECT shard FROM shardid.shard_registry') AS t(shard integer);
+    END LOOP;
+    RETURN QUERY SELECT 'p2 ' || p.shard || ' ' || p.node FROM shardid.placement AS p;
+    RETURN QUERY SELECT 'm2 ' || m.shard || ' ' || m.source || ' ' || m.target || ' ' || m.phase FROM shardid.shard_moves AS m;
+END $$;
+});
+
 my $writer;
 my $writers = 0;
 
@@ -283,6 +318,15 @@ sub sql
 
 sub rsql { return sql($router, @_); }
 
+# wait_for(CONDITION, SECONDS) — whether the SQL condition held on the
+# router within that many seconds (chaos_wait()).
+sub wait_for
+{
+	my ($cond, $secs) = @_;
+	$cond =~ s/'/''/g;
+	return rsql("SELECT public.chaos_wait('$cond', $secs)") eq 't';
+}
+
 # first_line(TEXT) — the first line of an error, for notes.
 sub first_line
 {
@@ -328,10 +372,15 @@ SELECT format('job %s (%s) still stopping since %s', j.job_id, j.kind, j.updated
   FROM shardid.rebalance_jobs AS j, LATERAL shardid.rebalance_status(j.job_id) AS s
  WHERE j.state = 'stopping' AND s.state = 'stopping'
 UNION ALL
-SELECT format('shard_moves: shard %s %s>%s in phase %s (since %s), and no job is alive', m.shard, m.source, m.target, m.phase, m.updated_at)
+SELECT format('shard_moves: shard %s %s>%s in phase %s (since %s), and no live job drives it (none has it in flight)',
+              m.shard, m.source, m.target, m.phase, m.updated_at)
   FROM shardid.shard_moves AS m
  WHERE NOT EXISTS (SELECT FROM shardid.rebalance_jobs AS j, LATERAL shardid.rebalance_status(j.job_id) AS s
-                    WHERE $UNFINISHED AND s.state <> 'interrupted')
+                    WHERE $UNFINISHED AND s.state <> 'interrupted'
+                      AND (j.current_shard = m.shard
+                           OR EXISTS (SELECT FROM shardid.rebalance_job_moves AS x
+                                       WHERE x.job_id = j.job_id AND x.shard = m.shard
+                                         AND x.state IN ('starting', 'running', 'error', 'retrying'))))
 UNION ALL
 SELECT format('job %s: move of shard %s %s>%s is %s (tries %s, retry_at %s, worker %s): %s',
               x.job_id, x.shard, x.source, x.target, x.state, x.tries, x.retry_at, x.worker_pid, left(x.last_error, 200))
@@ -350,20 +399,20 @@ SELECT format('job %s: move of shard %s %s>%s is %s but its worker %s is gone', 
 # else what still was.
 sub undriven
 {
-	return '' if $router->poll_query_until('app', "SELECT NOT EXISTS ($UNDRIVEN)");
+	return '' if wait_for("SELECT NOT EXISTS ($UNDRIVEN)", $BOUND + 6);
 	my $left = rsql($UNDRIVEN);
 	return $left eq '' ? '' : "left undriven for more than $BOUND s:\n$left";
 }
 
-my %failed_seen;
-
 # stale_plans() — the jobs that failed planning on a stale view: a shard
 # "placed on node ... but not registered there".
+my $STALE_PLANS = q{
+SELECT string_agg(format('job %s (%s) %s: %s', j.job_id, j.kind, j.state, j.last_error), E'\n' ORDER BY j.job_id)
+  FROM shardid.rebalance_jobs AS j WHERE j.last_error ~ 'is placed on node .* but not registered there'};
+
 sub stale_plans
 {
-	my $r = rsql(q{
-SELECT string_agg(format('job %s (%s) %s: %s', j.job_id, j.kind, j.state, j.last_error), E'\n' ORDER BY j.job_id)
-  FROM shardid.rebalance_jobs AS j WHERE j.last_error ~ 'is placed on node .* but not registered there'});
+	my $r = rsql($STALE_PLANS);
 	return $r eq '' ? '' : "a job planned on a stale view:\n$r";
 }
 
@@ -371,14 +420,17 @@ SELECT string_agg(format('job %s (%s) %s: %s', j.job_id, j.kind, j.state, j.last
 # registers it, and registered on no other but its move's other node.
 sub placement_once
 {
-	my $read = sub {
-		my %p = split /[|\n]/, rsql('SELECT shard, node FROM shardid.placement');
-		my %m = split /[|\n]/, rsql(q{SELECT shard, source || ' ' || target || ' ' || phase FROM shardid.shard_moves});
-		return (\%p, \%m);
-	};
-	my ($p1, $m1) = $read->();
-	my $reg = registrations(\%node);
-	my ($p2, $m2) = $read->();
+	my (%p1, %p2, %m1, %m2, %reg);
+	for (split /\n/, rsql('SELECT public.chaos_snapshot()'))
+	{
+		my ($part, $shard, @rest) = split ' ';
+		if ($part eq 'r') { $reg{$shard} = defined $reg{$shard} ? "$reg{$shard} $rest[0]" : $rest[0]; }
+		elsif ($part eq 'p1') { $p1{$shard} = $rest[0]; }
+		elsif ($part eq 'p2') { $p2{$shard} = $rest[0]; }
+		elsif ($part eq 'm1') { $m1{$shard} = "@rest"; }
+		else { $m2{$shard} = "@rest"; }
+	}
+	my ($p1, $p2, $m1, $m2, $reg) = (\%p1, \%p2, \%m1, \%m2, \%reg);
 	my @bad;
 	for my $s (0 .. $SHARDS - 1)
 	{
@@ -421,9 +473,10 @@ sub placement
 # writer_check() — '' while the writer writes.
 sub writer_check
 {
-	my $active = rsql(q{SELECT count(*) FROM pg_stat_activity WHERE application_name = 'chaos_writer' AND state = 'active'});
+	my ($active, $age) = split /\|/, rsql(q{
+SELECT (SELECT count(*) FROM pg_stat_activity WHERE application_name = 'chaos_writer' AND state = 'active'),
+       (SELECT COALESCE(round(extract(epoch FROM clock_timestamp() - max(at)))::int, 0) FROM public.written)});
 	return "the writer stopped: " . writer_output() if $active eq '0';
-	my $age = rsql('SELECT COALESCE(round(extract(epoch FROM clock_timestamp() - max(at)))::int, 0) FROM public.written');
 	return "the writer acknowledged no write for $age s" if $age > $BOUND;
 	return '';
 }
@@ -500,9 +553,7 @@ sub op_rebalance
 		die "start: $call failed: $err\n";
 	}
 	# until it has a move in flight or has ended (nothing to do)
-	local $PostgreSQL::Test::Utils::timeout_default = 10;
-	$router->poll_query_until('app', qq{
-SELECT EXISTS (SELECT FROM shardid.shard_moves) OR s.state NOT IN ('starting', 'running') FROM shardid.rebalance_status($job) AS s});
+	wait_for("SELECT EXISTS (SELECT FROM shardid.shard_moves) OR s.state NOT IN ('starting', 'running') FROM shardid.rebalance_status($job) AS s", 10);
 	return "job $job: " . rsql("SELECT state || ', ' || moves_done || ' done, ' || COALESCE(moves_planned, 0) || ' planned' FROM shardid.rebalance_status($job)");
 }
 
@@ -526,7 +577,7 @@ sub op_stop
 	return 'skipped: no job runs' unless defined $job;
 	my $asked = rsql("SELECT shardid.rebalance_stop($job, cancel_move => " . ($op->{cancel} ? 'true' : 'false') . ')');
 	return "job $job: not asked (it had ended)" if $asked ne 't';
-	$router->poll_query_until('app', "SELECT state NOT IN ('starting', 'running', 'stopping') FROM shardid.rebalance_status($job)")
+	wait_for("SELECT state NOT IN ('starting', 'running', 'stopping') FROM shardid.rebalance_status($job)", $BOUND + 6)
 	  or die "undriven: job $job asked to stop is still " . rsql("SELECT state FROM shardid.rebalance_status($job)") . " after $BOUND s\n";
 	my $end = rsql("SELECT state FROM shardid.rebalance_status($job)");
 	if ($op->{cancel})
@@ -549,14 +600,13 @@ SELECT x.shard || '|' || x.worker_pid || '|' || COALESCE(m.phase, '-') FROM shar
   JOIN pg_stat_activity AS a ON a.pid = x.worker_pid
   LEFT JOIN shardid.shard_moves AS m ON m.shard = x.shard
  WHERE x.job_id = $job AND x.state IN ('starting', 'running') ORDER BY x.shard};
-	local $PostgreSQL::Test::Utils::timeout_default = 5;
-	$router->poll_query_until('app', "SELECT EXISTS ($in_flight)")
+	wait_for("SELECT EXISTS ($in_flight)", 5)
 	  or return "skipped: job $job has no move worker in flight";
 	my @rows = split /\n/, rsql($in_flight);
 	return "skipped: job $job has no move worker in flight" unless @rows;
 	my ($shard, $pid, $phase) = split /\|/, $rows[ int($op->{pick} * @rows) ];
 	rsql("SELECT pg_terminate_backend($pid)");
-	return "job $job: terminated the worker ($pid) of shard $shard's move, in phase $phase";
+	return "job $job: terminated the worker ($pid) of the move of shard $shard, in phase $phase";
 }
 
 sub op_kill_driver
@@ -678,13 +728,13 @@ for my $job (@unfinished)
 }
 $quiet = undriven() if $quiet eq '';
 $quiet = "shard_moves not empty $BOUND s after the last job:\n" . rsql(q{SELECT string_agg(format('shard %s %s>%s %s', shard, source, target, phase), E'\n') FROM shardid.shard_moves})
-  if $quiet eq '' && !$router->poll_query_until('app', 'SELECT NOT EXISTS (SELECT FROM shardid.shard_moves)');
+  if $quiet eq '' && !wait_for('SELECT NOT EXISTS (SELECT FROM shardid.shard_moves)', $BOUND);
 is($quiet, '', "end: quiet within the bound: no job alive or left undriven, no move in progress (seed $SEED)")
   or diag("state left:\n" . state());
 
 # the writer stops; its last write must have been acknowledged without an error
 rsql('INSERT INTO public.stop_writer VALUES (true)');
-my $writer_done = $router->poll_query_until('app', q{SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'chaos_writer' AND state = 'active')});
+my $writer_done = wait_for(q{SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'chaos_writer' AND state = 'active')}, $BOUND);
 my $werr = writer_output();
 ok($writer_done && $werr !~ /ERROR/, "end: the writer stopped without an error (sessions: $writers)") or diag("writer: $werr");
 end_writer();
