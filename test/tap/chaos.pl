@@ -50,7 +50,8 @@
 #   writer     the writer's session is still writing (it retries what a
 #              move refuses for 40 s, then gives up with the error), and
 #              its last acknowledged write is at most BOUND old.
-# At the end: the last job waited for (rebalance_wait, at most 120 s), then
+# At the end: the last job waited for (rebalance_wait, as long as it makes
+# progress: BOUND + 6 s at a time, at most 120 s), then
 # nothing undriven and shard_moves empty within the bound, the writer
 # stopped, failed DDL CALLed again; then every shard registered on exactly
 # its node, every loaded and every acknowledged row present on its shard's
@@ -68,6 +69,9 @@
 #   SHARDID_CHAOS_SEED     the seed (default 4301)
 #   SHARDID_CHAOS_STEPS    the number of steps (default 14: every kind
 #                          once and three more)
+#   SHARDID_CHAOS_KINDS    the kinds to draw from, e.g. "rebalance,drain,
+#                          accepts,wait" (default all; step 1 is always a
+#                          rebalance; another set draws another sequence)
 #   SHARDID_CHAOS_PRELOAD  0: the router without shared_preload_libraries;
 #                          after a restart of the router the test itself
 #                          resumes an interrupted job with rebalance_start()
@@ -113,6 +117,13 @@ my %WEIGHT = (
 	rebalance => 5, drain => 2, accepts => 3, stop => 2, kill_move => 3, kill_driver => 2,
 	restart_router => 1, restart_node => 1, apply_ddl => 1, run_on_shards => 1, wait => 2);
 my @KINDS = sort keys %WEIGHT;
+if (defined $ENV{SHARDID_CHAOS_KINDS} && $ENV{SHARDID_CHAOS_KINDS} ne '')
+{
+	my @want = split /[\s,]+/, $ENV{SHARDID_CHAOS_KINDS};
+	my @unknown = grep { !exists $WEIGHT{$_} } @want;
+	die "SHARDID_CHAOS_KINDS: no kind @unknown (kinds: @KINDS)\n" if @unknown;
+	@KINDS = sort @want;
+}
 
 # --- the sequence, drawn before anything runs -----------------------------------
 # Every step draws the same number of values, whatever its kind, so a
@@ -182,7 +193,7 @@ sub describe
 	return "rebalance_wait(timeout => '5 s')";
 }
 
-note("seed $SEED, $STEPS steps:");
+note("seed $SEED, $STEPS steps, kinds: @KINDS");
 note(sprintf('  %2d. %s', $_ + 1, describe($plan[$_]))) for 0 .. $#plan;
 
 # --- the cluster ---------------------------------------------------------------------
@@ -716,15 +727,22 @@ my @unfinished = split ' ', rsql(qq{SELECT string_agg(j.job_id::text, ' ') FROM 
 my $quiet = '';
 for my $job (@unfinished)
 {
-	# waited for 20 s at a time, at most 120 s
-	my $st = '';
-	for (1 .. 6)
+	# waited for BOUND + 6 s at a time while it makes progress (its moves
+	# done or the phases of the moves in progress change), at most 120 s
+	my $t0 = time;
+	my ($st, $last) = ('', '');
+	while (1)
 	{
-		$st = rsql("SELECT state || ' ' || moves_done FROM shardid.rebalance_wait($job, timeout => '20 s')");
-		last if $st !~ /^(starting|running|stopping) /;
+		$st = rsql(qq{
+SELECT w.state || ' ' || w.moves_done || ', in flight: '
+       || COALESCE((SELECT string_agg(m.shard || ':' || m.phase, ' ' ORDER BY m.shard) FROM shardid.shard_moves AS m), 'none')
+  FROM shardid.rebalance_wait($job, timeout => '@{[ $BOUND + 6 ]} s') AS w});
+		last if $st !~ /^(starting|running|stopping) / || $st eq $last || time - $t0 > 120;
+		$last = $st;
 	}
 	note("end: job $job: $st");
-	$quiet = "job $job is still $st after 120 s" if $st =~ /^(starting|running|stopping) /;
+	$quiet = sprintf('job %s made no progress for %d s: %s', $job, $BOUND + 6, $st) if $st =~ /^(starting|running|stopping) / && $st eq $last;
+	$quiet = sprintf('job %s still %s after %.0f s', $job, $st, time - $t0) if $st =~ /^(starting|running|stopping) / && $st ne $last;
 }
 $quiet = undriven() if $quiet eq '';
 $quiet = "shard_moves not empty $BOUND s after the last job:\n" . rsql(q{SELECT string_agg(format('shard %s %s>%s %s', shard, source, target, phase), E'\n') FROM shardid.shard_moves})
