@@ -696,6 +696,26 @@ my %OP = (
 	restart_node => \&op_restart_node, apply_ddl => \&op_apply_ddl, run_on_shards => \&op_run_on_shards,
 	wait => \&op_wait);
 
+my %ended;
+
+# ended_jobs() — the jobs that ended since it was last called, with their
+# outcome, for the step's note.
+sub ended_jobs
+{
+	my @new;
+	for (split /\n/, rsql(q{
+SELECT format('job %s (%s%s) ended %s: %s moves%s%s', j.job_id, j.kind, COALESCE(' of ' || j.drain_node, ''), j.state, j.moves_done,
+              CASE WHEN s.moves_failed <> '{}' THEN ', failed: ' || s.moves_failed::text ELSE '' END,
+              COALESCE(': ' || left(j.last_error, 200), ''))
+  FROM shardid.rebalance_jobs AS j, LATERAL shardid.rebalance_status(j.job_id) AS s
+ WHERE j.state IN ('finished', 'stopped', 'failed') ORDER BY j.job_id}))
+	{
+		my ($id) = /^job (\d+)/;
+		push @new, $_ unless $ended{$id}++;
+	}
+	return @new ? '; ' . join('; ', @new) : '';
+}
+
 # --- the steps ------------------------------------------------------------------------------
 my $failed_at;
 for my $k (1 .. $STEPS)
@@ -709,8 +729,10 @@ for my $k (1 .. $STEPS)
 		($bad = $@) =~ s/\n+\z//;
 		$bad = "error: $bad" unless $bad =~ /^\w+: /;
 	}
-	push @done_steps, sprintf('  %2d. %s: %s', $k, describe($op), $bad eq '' ? $what : 'FAILED');
+	my $op_failed = $bad ne '';
 	$bad = invariants() if $bad eq '';
+	$what .= eval { ended_jobs() } // '';
+	push @done_steps, sprintf('  %2d. %s: %s', $k, describe($op), $op_failed ? 'FAILED' : $what);
 	note(sprintf('step %d (%.1f s): %s: %s', $k, time - $t, describe($op), $bad eq '' ? $what : $bad));
 	if ($bad ne '')
 	{
