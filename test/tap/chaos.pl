@@ -30,13 +30,14 @@
 # one node open) says so in its note and changes nothing.
 #
 # After every step (a test per step), the invariants:
-#   undriven   within BOUND + 6 s, no job in starting/running/stopping
-#              whose rebalance_status() says interrupted, no job still
-#              stopping, no shard_moves row without a live job, no
-#              rebalance_job_moves row in error or retrying (one is due
-#              within retry_pause) or starting/running with a dead
-#              worker: a job or move left alone longer than that bound
-#              fails (BOUND = 30 s);
+#   undriven   within BOUND + 6 s (BOUND = 30 s), all at once: no job in
+#              starting/running/stopping whose rebalance_status() says
+#              interrupted, no job still stopping, no shard_moves row that
+#              no live job has in flight (its current_shard, or its
+#              rebalance_job_moves row starting, running, error or
+#              retrying), no rebalance_job_moves row of a live job in error
+#              or retrying (a retry is due after retry_pause, 1 or 2 s),
+#              or starting/running with its worker gone;
 #   stop       a rebalance_stop(cancel_move => true) that was accepted
 #              leaves, once its job has ended, no shard_moves row but
 #              repointed ones (those that were not repointed are rolled
@@ -67,8 +68,8 @@
 #
 # Environment:
 #   SHARDID_CHAOS_SEED     the seed (default 4301)
-#   SHARDID_CHAOS_STEPS    the number of steps (default 14: every kind
-#                          once and three more)
+#   SHARDID_CHAOS_STEPS    the number of steps (default 14: the first
+#                          rebalance, every kind once, two more)
 #   SHARDID_CHAOS_KINDS    the kinds to draw from, e.g. "rebalance,drain,
 #                          accepts,wait" (default all; step 1 is always a
 #                          rebalance; another set draws another sequence)
