@@ -25,9 +25,11 @@
 #                   again at the end
 #   run_on_shards   a COMMENT or a read on every copy
 #   wait            rebalance_wait(timeout => '5 s')
-# A step whose operation does not apply (nothing to stop, a second job
-# refused with 55P03, no move worker in flight, a close that would leave
-# one node open) says so in its note and changes nothing.
+# stop, kill_move and kill_driver start a job first when none runs (a
+# rebalance by count with the step's options or, with nothing to move, a
+# drain of the step's node). A step whose operation does not apply (a
+# second job refused with 55P03, no move worker in flight, a close that
+# would leave one node open) says so in its note and changes nothing.
 #
 # After every step (a test per step), the invariants:
 #   undriven   within BOUND + 6 s (BOUND = 30 s), all at once: no job in
@@ -569,6 +571,25 @@ sub op_rebalance
 	return "job $job: " . rsql("SELECT state || ', ' || moves_done || ' done, ' || COALESCE(moves_planned, 0) || ' planned' FROM shardid.rebalance_status($job)");
 }
 
+# ensure_job(OP) — the live job, or one started for an operation that
+# needs one (stop, kill_move, kill_driver): a rebalance by count with the
+# operation's options or, when that has nothing to move, a drain of the
+# operation's node; (job or undef, what was started, for the note).
+sub ensure_job
+{
+	my ($op) = @_;
+	my ($job) = live_job();
+	return ($job, '') if defined $job;
+	my $started = '';
+	for my $kind (qw(rebalance drain))
+	{
+		$started .= "$kind: " . op_rebalance({ %$op, kind => $kind, strategy => 'by_count' }) . '; ';
+		($job) = live_job();
+		last if defined $job;
+	}
+	return ($job, "no job ran, started one: $started");
+}
+
 sub op_accepts
 {
 	my ($op) = @_;
@@ -585,10 +606,10 @@ sub op_accepts
 sub op_stop
 {
 	my ($op) = @_;
-	my ($job) = live_job();
-	return 'skipped: no job runs' unless defined $job;
+	my ($job, $started) = ensure_job($op);
+	return "${started}skipped: no job runs" unless defined $job;
 	my $asked = rsql("SELECT shardid.rebalance_stop($job, cancel_move => " . ($op->{cancel} ? 'true' : 'false') . ')');
-	return "job $job: not asked (it had ended)" if $asked ne 't';
+	return "${started}job $job: not asked (it had ended)" if $asked ne 't';
 	wait_for("SELECT state NOT IN ('starting', 'running', 'stopping') FROM shardid.rebalance_status($job)", $BOUND + 6)
 	  or die "undriven: job $job asked to stop is still " . rsql("SELECT state FROM shardid.rebalance_status($job)") . " after $BOUND s\n";
 	my $end = rsql("SELECT state FROM shardid.rebalance_status($job)");
@@ -599,37 +620,38 @@ sub op_stop
 		die "stop: job $job ended $end after rebalance_stop(cancel_move => true), but its moves were not rolled back: $left\n"
 		  if $left ne '';
 	}
-	return "job $job ended $end";
+	return "${started}job $job ended $end";
 }
 
 sub op_kill_move
 {
 	my ($op) = @_;
-	my ($job) = live_job();
-	return 'skipped: no job runs' unless defined $job;
+	my ($job, $started) = ensure_job($op);
+	return "${started}skipped: no job runs" unless defined $job;
 	my $in_flight = qq{
 SELECT x.shard || '|' || x.worker_pid || '|' || COALESCE(m.phase, '-') FROM shardid.rebalance_job_moves AS x
   JOIN pg_stat_activity AS a ON a.pid = x.worker_pid
   LEFT JOIN shardid.shard_moves AS m ON m.shard = x.shard
  WHERE x.job_id = $job AND x.state IN ('starting', 'running') ORDER BY x.shard};
 	wait_for("SELECT EXISTS ($in_flight)", 5)
-	  or return "skipped: job $job has no move worker in flight";
+	  or return "${started}skipped: job $job has no move worker in flight";
 	my @rows = split /\n/, rsql($in_flight);
-	return "skipped: job $job has no move worker in flight" unless @rows;
+	return "${started}skipped: job $job has no move worker in flight" unless @rows;
 	my ($shard, $pid, $phase) = split /\|/, $rows[ int($op->{pick} * @rows) ];
 	rsql("SELECT pg_terminate_backend($pid)");
-	return "job $job: terminated the worker ($pid) of the move of shard $shard, in phase $phase";
+	return "${started}job $job: terminated the worker ($pid) of the move of shard $shard, in phase $phase";
 }
 
 sub op_kill_driver
 {
 	my ($op) = @_;
-	my ($job, $st, $pid) = live_job();
-	return 'skipped: no job runs' unless defined $job;
-	return "skipped: job $job has no worker yet" unless $pid;
+	my ($job, $started) = ensure_job($op);
+	return "${started}skipped: no job runs" unless defined $job;
+	my (undef, $st, $pid) = live_job();
+	return "${started}skipped: job $job has no worker (it ended)" unless $pid;
 	my $phases = rsql(q{SELECT string_agg(shard || ':' || phase, ' ' ORDER BY shard) FROM shardid.shard_moves});
 	rsql("SELECT pg_terminate_backend($pid)");
-	return "job $job ($st): terminated its worker $pid (moves in flight: " . ($phases || 'none') . ')';
+	return "${started}job $job ($st): terminated its worker $pid (moves in flight: " . ($phases || 'none') . ')';
 }
 
 sub op_restart_router
