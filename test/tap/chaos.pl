@@ -753,8 +753,8 @@ for my $k (1 .. $STEPS)
 		$bad = "error: $bad" unless $bad =~ /^\w+: /;
 	}
 	my $op_failed = $bad ne '';
-	$bad = invariants() if $bad eq '';
 	$what .= eval { ended_jobs() } // '';
+	$bad = invariants() if $bad eq '';
 	push @done_steps, sprintf('  %2d. %s: %s', $k, describe($op), $op_failed ? 'FAILED' : $what);
 	note(sprintf('step %d (%.1f s): %s: %s', $k, time - $t, describe($op), $bad eq '' ? $what : $bad));
 	if ($bad ne '')
