@@ -58,8 +58,10 @@
 # nothing undriven and shard_moves empty within the bound, the writer
 # stopped, failed DDL CALLed again; then every shard registered on exactly
 # its node, every loaded and every acknowledged row present on its shard's
-# node exactly once (no duplicate ID anywhere; a write cut off by a restart
-# may have left a row nobody acknowledged: counted, allowed),
+# node exactly once (a write cut off by a restart may have left a row
+# nobody acknowledged: at most one per restart); no ID twice (the IDs of
+# every live copy are counted; an ID issued twice would also fail the
+# writer: a copy's primary key, written's unique id),
 # check_cluster() returns no row, and no publication, subscription, slot
 # or move row is left.
 #
@@ -740,7 +742,6 @@ SELECT format('job %s (%s%s) ended %s: %s moves%s%s', j.job_id, j.kind, COALESCE
 }
 
 # --- the steps ------------------------------------------------------------------------------
-my $failed_at;
 for my $k (1 .. $STEPS)
 {
 	my $op = $plan[ $k - 1 ];
@@ -760,7 +761,6 @@ for my $k (1 .. $STEPS)
 	if ($bad ne '')
 	{
 		violation($k, $bad);
-		$failed_at = $k;
 		last;
 	}
 	pass("step $k: " . describe($op) . ': invariants hold');
