@@ -182,7 +182,9 @@ $$;
 # new transaction what a move refuses (a frozen shard is read-only, a shard
 # between nodes is not there, a node not reachable yet: option retry, the
 # conditions of the EXCEPTION clause, narrows that), until it has written
-# count rows (NULL: until a row is put in public.stop_writer). Run it in a
+# count rows (NULL: until a row is put in public.stop_writer). A write is
+# retried max_tries times (option; default 5000), retry_sleep seconds apart
+# (option; default 0.001), then its last error ends the writer. Run it in a
 # background_psql session, or a psql of its own.
 sub writer_sql
 {
@@ -190,6 +192,9 @@ sub writer_sql
 	my $retry = $opt{retry}
 	  // 'read_only_sql_transaction OR undefined_object OR undefined_table'
 	  . ' OR sqlclient_unable_to_establish_sqlconnection OR connection_exception';
+	my $max_tries = $opt{max_tries} // 5000;
+	my $retry_sleep = $opt{retry_sleep} // 0.001;
+	die "writer_sql: max_tries and retry_sleep must be numbers" unless "$max_tries $retry_sleep" =~ /^\d+ [\d.]+$/;
 	return q{
 CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, key bigint NOT NULL,
                              at timestamptz NOT NULL DEFAULT clock_timestamp(), retries integer NOT NULL DEFAULT 0);
@@ -210,10 +215,10 @@ BEGIN
                 EXIT;
             EXCEPTION WHEN } . $retry . q{ THEN
                 tries := tries + 1;
-                IF tries > 5000 THEN RAISE; END IF;
+                IF tries > } . $max_tries . q{ THEN RAISE; END IF;
             END;
             COMMIT;
-            PERFORM pg_sleep(0.001);
+            PERFORM pg_sleep(} . $retry_sleep . q{);
         END LOOP;
         INSERT INTO public.written (id, key, retries) VALUES (new_id, k, tries);
         COMMIT;
@@ -223,22 +228,22 @@ END $$;
 };
 }
 
-# install_writer(ROUTER, NODES) — on every node of the array NODES,
-# public.insert_post(shard, body) inserts into the shard's posts and returns
-# the ID; on ROUTER, the same function calls the node the placement names
-# (over dblink), and writer_sql()'s table and writer: CALL public.writer()
-# inserts into every placed shard in turn until a row is put in
-# public.stop_writer.
+# install_writer(ROUTER, NODES, %writer_sql options) — on every node of
+# the array NODES, public.insert_post(shard, body) inserts into the shard's
+# posts and returns the ID; on ROUTER, the same function calls the node the
+# placement names (over dblink), and writer_sql()'s table and writer (with
+# the options given): CALL public.writer() inserts into every placed shard
+# in turn until a row is put in public.stop_writer.
 sub install_writer
 {
-	my ($router, $nodes) = @_;
+	my ($router, $nodes, %opt) = @_;
 	$_->safe_psql('app', node_insert_post_sql()) for @$nodes;
 	$router->safe_psql('app', router_dblink_sql() . q{
 CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE sql AS $$
     SELECT t.id FROM public.dblink(public.shard_connstr(i_shard),
                                    format('SELECT public.insert_post(%s, %L)', i_shard, i_body)) AS t(id bigint)
 $$;
-} . writer_sql());
+} . writer_sql(%opt));
 	return;
 }
 
