@@ -39,6 +39,7 @@ sub run
 	my ($name, $start) = @_;
 	my $t = time;
 	my $job = $router->safe_psql('app', $start);
+	note("$name: job $job");
 	$router->safe_psql('app', qq{
 DO \$\$ BEGIN
     LOOP
@@ -82,6 +83,9 @@ for my $rep (1 .. $reps)
 	}
 }
 
+# PostgreSQL::Test::Utils sends STDOUT to its log: the results go to a file
+open(my $out, '>', "$ENV{TESTDIR}/out.md") or die "cannot write $ENV{TESTDIR}/out.md: $!";
+select $out;
 chomp(my $version = `pg_config --version`);
 chomp(my $cpus = `nproc`);
 chomp(my $load = `cut -d' ' -f1-3 /proc/loadavg`);
