@@ -1,7 +1,7 @@
--- Router, the rebalance driver (one move at a time, _rebalance_job_next,
--- or several, _rebalance_job_step): an offline move left in progress that
--- is not being rolled back stops the run (55000), since its rows come
--- from a client; the hint says how to finish it or roll it back.
+-- Router, the rebalance scheduler (_rebalance_job_step()): an offline
+-- move left in progress that is not being rolled back stops the run
+-- (55000), since its rows come from a client; the hint says how to
+-- finish it or roll it back.
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_refuse_offline(m shardid.shard_moves) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -20,4 +20,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._rebalance_refuse_offline(shardid.shard_moves) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._rebalance_refuse_offline(shardid.shard_moves) IS
-    'Router, the rebalance driver: raises 55000 for an offline move left in progress that is not being rolled back (a rebalance or a drain cannot finish it), with the hint that does.';
+    'Router, the rebalance scheduler: raises 55000 for an offline move left in progress that is not being rolled back (a rebalance or a drain cannot finish it), with the hint that does.';
