@@ -85,9 +85,15 @@
 #                          (default 1: the launcher must resume it)
 # Replay a failure: SHARDID_CHAOS_SEED=N SHARDID_CHAOS_STEPS=K prove test/tap/chaos.pl
 #
-# Cost: five servers; with the defaults about 80 s on a quiet 2-core
-# machine (each step waits at most BOUND + 6 s for the undriven invariant,
-# so a hang fails in bounded time; a psql call is killed after 60 s).
+# Cost: five servers, about 20 s of CPU for the test's own processes (psql)
+# besides the servers'. On this project's shared 2-core machine at load
+# average 10 to 14 (other suites running), passing runs took 121 s (14
+# steps) to 244 s (20 steps) of wall time, 28 to 74 s of it the set-up,
+# 3 to 15 s a step; not yet measured on a quiet machine. A hang fails in
+# bounded time: a step waits at most BOUND + 6 s for the undriven
+# invariant, a psql call of the test is killed after 60 s, the end waits
+# for a job while it makes progress (at most about 160 s), then at most
+# BOUND + 6 s for what is left undriven and BOUND s for shard_moves.
 use strict;
 use warnings;
 
