@@ -184,8 +184,9 @@ $$;
 # conditions of the EXCEPTION clause, narrows that), until it has written
 # count rows (NULL: until a row is put in public.stop_writer). A write is
 # retried max_tries times (option; default 5000), retry_sleep seconds apart
-# (option; default 0.001), then its last error ends the writer. Run it in a
-# background_psql session, or a psql of its own.
+# (option; default 0.001), or, with option retry_for, for that many
+# seconds of the clock whatever the tries; then its last error ends the
+# writer. Run it in a background_psql session, or a psql of its own.
 sub writer_sql
 {
 	my (%opt) = @_;
@@ -195,6 +196,12 @@ sub writer_sql
 	my $max_tries = $opt{max_tries} // 5000;
 	my $retry_sleep = $opt{retry_sleep} // 0.001;
 	die "writer_sql: max_tries and retry_sleep must be numbers" unless "$max_tries $retry_sleep" =~ /^\d+ [\d.]+$/;
+	my $give_up = "tries > $max_tries";
+	if (defined $opt{retry_for})
+	{
+		die "writer_sql: retry_for must be a number" unless $opt{retry_for} =~ /^[\d.]+$/;
+		$give_up = "clock_timestamp() > first_try + make_interval(secs => $opt{retry_for})";
+	}
 	return q{
 CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL UNIQUE, key bigint NOT NULL,
                              at timestamptz NOT NULL DEFAULT clock_timestamp(), retries integer NOT NULL DEFAULT 0);
@@ -203,19 +210,20 @@ CREATE PROCEDURE public.writer(i_keys integer[] DEFAULT NULL, i_count integer DE
                                i_pause float8 DEFAULT 0.005) LANGUAGE plpgsql AS $$
 DECLARE
     keys integer[] := COALESCE(i_keys, ARRAY(SELECT g FROM generate_series(0, (SELECT count(*) FROM shardid.placement)::integer - 1) AS g));
-    k integer; new_id bigint; tries integer; i integer := 0;
+    k integer; new_id bigint; tries integer; i integer := 0; first_try timestamptz;
 BEGIN
     WHILE i < COALESCE(i_count, i + 1) AND NOT EXISTS (SELECT FROM public.stop_writer) LOOP
         i := i + 1;
         k := keys[1 + i % cardinality(keys)];
         tries := 0;
+        first_try := clock_timestamp();
         LOOP
             BEGIN
                 new_id := public.insert_post(k, 'writer ' || i);
                 EXIT;
             EXCEPTION WHEN } . $retry . q{ THEN
                 tries := tries + 1;
-                IF tries > } . $max_tries . q{ THEN RAISE; END IF;
+                IF } . $give_up . q{ THEN RAISE; END IF;
             END;
             COMMIT;
             PERFORM pg_sleep(} . $retry_sleep . q{);
