@@ -42,6 +42,7 @@
 \ir router/_rebalance_sleep.sql
 \ir router/_rebalance_wake.sql
 \ir router/_rebalance_job_alive.sql
+\ir router/_rebalance_options.sql
 \ir router/_rebalance_job_create.sql
 \ir router/_rebalance_job_begin.sql
 \ir router/_rebalance_refuse_offline.sql

@@ -24,7 +24,7 @@ BEGIN
     IF step.abort THEN
         CALL shardid.abort_move(shard);
     END IF;
-    IF step.action <> 'abort' THEN
+    IF step.action OPERATOR(pg_catalog.<>) 'abort' THEN
         CALL shardid.move_shard(shard, step.target, drop_old => step.drop_old, lock_timeout => step.lock_timeout,
                                 cutover_timeout => step.cutover_timeout, catchup_timeout => step.catchup_timeout,
                                 node_timeout => step.node_timeout);

@@ -24,10 +24,9 @@ AS $$
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.drain_node()',
                                              'after every move');
-    PERFORM shardid_internal._check_rebalance_options(strategy, NULL);
     CALL shardid_internal._rebalance_job_run(shardid_internal._rebalance_job_create('drain', node,
-        pg_catalog.jsonb_build_object('strategy', strategy, 'max_moves', NULL, 'excluded_shards', '{}'::integer[])
-            || shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout),
+        shardid_internal._rebalance_options('drain', node, strategy, NULL, NULL, drop_old, lock_timeout,
+                                            cutover_timeout, catchup_timeout, node_timeout, 1, 1, 0, '10 s'),
         in_session => true));
 END
 $$;

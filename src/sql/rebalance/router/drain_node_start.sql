@@ -16,18 +16,13 @@ CREATE OR REPLACE FUNCTION shardid.drain_node_start(
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    o jsonb := shardid_internal._rebalance_options('drain', node, strategy, NULL, NULL, drop_old, lock_timeout, cutover_timeout,
+                                                   catchup_timeout, node_timeout, max_parallel, max_moves_per_node,
+                                                   move_retries, retry_pause);
 BEGIN
-    PERFORM shardid_internal._check_rebalance_options(strategy, NULL);
-    PERFORM shardid_internal._check_parallel_options(max_parallel, max_moves_per_node, move_retries, retry_pause);
     PERFORM shardid_internal._dblink_schema();
-    IF node IS NULL OR NOT EXISTS (SELECT FROM shardid.nodes AS x WHERE x.node = drain_node_start.node) THEN
-        RAISE EXCEPTION 'node "%" does not exist', node USING ERRCODE = 'undefined_object';
-    END IF;
-    RETURN shardid_internal._rebalance_job_create('drain', node,
-        jsonb_build_object('strategy', strategy, 'max_moves', NULL, 'excluded_shards', '{}'::integer[],
-                           'max_parallel', max_parallel, 'max_moves_per_node', max_moves_per_node,
-                           'move_retries', move_retries, 'retry_pause', retry_pause)
-            || shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout));
+    RETURN shardid_internal._rebalance_job_create('drain', node, o);
 END
 $$;
 

@@ -30,11 +30,9 @@ AS $$
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.rebalance()',
                                              'after every move');
-    PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
     CALL shardid_internal._rebalance_job_run(shardid_internal._rebalance_job_create('rebalance', NULL,
-        pg_catalog.jsonb_build_object('strategy', strategy, 'max_moves', max_moves,
-                                      'excluded_shards', COALESCE(excluded_shards, '{}'))
-            || shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout),
+        shardid_internal._rebalance_options('rebalance', NULL, strategy, max_moves, excluded_shards, drop_old, lock_timeout,
+                                            cutover_timeout, catchup_timeout, node_timeout, 1, 1, 0, '10 s'),
         in_session => true));
 END
 $$;

@@ -29,16 +29,13 @@ CREATE OR REPLACE FUNCTION shardid.rebalance_start(
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    o jsonb := shardid_internal._rebalance_options('rebalance', NULL, strategy, max_moves, excluded_shards, drop_old, lock_timeout, cutover_timeout,
+                                                   catchup_timeout, node_timeout, max_parallel, max_moves_per_node,
+                                                   move_retries, retry_pause);
 BEGIN
-    PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
-    PERFORM shardid_internal._check_parallel_options(max_parallel, max_moves_per_node, move_retries, retry_pause);
     PERFORM shardid_internal._dblink_schema();
-    RETURN shardid_internal._rebalance_job_create('rebalance', NULL,
-        jsonb_build_object('strategy', strategy, 'max_moves', max_moves,
-                           'excluded_shards', COALESCE(excluded_shards, '{}'),
-                           'max_parallel', max_parallel, 'max_moves_per_node', max_moves_per_node,
-                           'move_retries', move_retries, 'retry_pause', retry_pause)
-            || shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout));
+    RETURN shardid_internal._rebalance_job_create('rebalance', NULL, o);
 END
 $$;
 
