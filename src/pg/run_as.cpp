@@ -58,9 +58,9 @@ run_as_owner(Oid role, char *sql, bool replica, bool read_only)
 
 	/* regrole accepts '-' and numbers: OID 0, or a dropped role's */
 	if (!OidIsValid(role) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role)))
-		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
-						errmsg("role with OID %u does not exist", role),
-						errhint("Pass the role that owns what the statement touches.")));
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("role with OID %u does not exist", role),
+				 errhint("Pass the role that owns what the statement touches.")));
 	if (!has_privs_of_role(GetUserId(), role))
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 						errmsg("permission denied to run a statement as role \"%s\"",
@@ -89,12 +89,13 @@ run_as_owner(Oid role, char *sql, bool replica, bool read_only)
 		XactReadOnly = true;
 	rc = SPI_execute(sql, false, 0);
 	if (rc == SPI_ERROR_TRANSACTION)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
-				 errmsg("shardid: _run_as_owner() runs no transaction control statement"),
-				 errdetail("COMMIT, ROLLBACK, SAVEPOINT, BEGIN and their kin would end or split the "
-						   "caller's transaction, outside the fence."),
-				 errhint("Run the statement without them; the caller's transaction commits it.")));
+		ereport(
+			ERROR,
+			(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+			 errmsg("shardid: _run_as_owner() runs no transaction control statement"),
+			 errdetail("COMMIT, ROLLBACK, SAVEPOINT, BEGIN and their kin would end or split the "
+					   "caller's transaction, outside the fence."),
+			 errhint("Run the statement without them; the caller's transaction commits it.")));
 	if (rc == SPI_ERROR_COPY)
 		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						errmsg("shardid: _run_as_owner() runs no COPY from or to the client")));
@@ -148,7 +149,8 @@ shardid_run_as_owner(PG_FUNCTION_ARGS)
 extern "C" Datum
 shardid_run_as_owner_read(PG_FUNCTION_ARGS)
 {
-	text *result = run_as_owner(PG_GETARG_OID(0), text_to_cstring(PG_GETARG_TEXT_PP(1)), false, true);
+	text *result =
+		run_as_owner(PG_GETARG_OID(0), text_to_cstring(PG_GETARG_TEXT_PP(1)), false, true);
 
 	if (result == NULL)
 		PG_RETURN_NULL();
