@@ -43,7 +43,7 @@ use Test::More;
 use Time::HiRes qw(time);
 
 my $started = time;
-my $pin = 'SET search_path = pg_catalog, public; ';    # the harness's own queries
+my $pin = 'SET search_path = pg_catalog; ';    # the harness's own queries
 
 # --- payloads -----------------------------------------------------------------
 my $audit = q{
@@ -70,7 +70,8 @@ BEGIN
     EXCEPTION WHEN OTHERS THEN
         NULL;
     END;
-    RAISE LOG 'attack payload % ran as % superuser=%', what, current_user, su;
+    RAISE LOG 'attack payload % ran as % superuser=% in %', what, current_user, su,
+        COALESCE(pg_catalog.current_setting('attack.entry', true), '?');
     BEGIN
         INSERT INTO audit.payload_log VALUES (what, current_user, su, pg_catalog.current_setting('attack.entry', true));
     EXCEPTION WHEN OTHERS THEN
@@ -191,7 +192,7 @@ BEGIN
         EXECUTE pg_catalog.format('ALTER TABLE %I.posts OWNER TO tenant', s.schema_name);
         EXECUTE pg_catalog.format('ALTER TABLE %I.notes OWNER TO towner', s.schema_name);
         EXECUTE pg_catalog.format('ALTER SEQUENCE %I.%I OWNER TO tenant', s.schema_name, s.sequence_name);
-        EXECUTE pg_catalog.format('GRANT USAGE ON SCHEMA %I TO towner', s.schema_name);
+        EXECUTE pg_catalog.format('GRANT USAGE, CREATE ON SCHEMA %I TO towner', s.schema_name);
         EXECUTE pg_catalog.format('GRANT USAGE, UPDATE ON SEQUENCE %I.%I TO towner', s.schema_name, s.sequence_name);
     END LOOP;
 END $$;
@@ -255,6 +256,11 @@ $node{a}->safe_psql('app', qq{CREATE PUBLICATION shardid_move_8_1; CREATE PUBLIC
 $node{a}->safe_psql('app', 'CREATE ROLE shardid_move_9_1');
 # node b: a template that differs (the template owner's column on b only)
 $node{b}->safe_psql('app', 'ALTER TABLE public.notes ADD COLUMN extra integer', @as_towner);
+# an apply_ddl() change left unfinished on node b: shard 5's copy has the
+# column already
+$node{b}->safe_psql('app', 'ALTER TABLE shard_0005.notes ADD COLUMN late text', @as_towner);
+my ($ret, $out, $err) = $node{b}->psql('app', q{CALL shardid.apply_ddl('public.notes', 'ALTER TABLE %s ADD COLUMN late text DEFAULT towner_code.dflt()', 1)});
+note("the apply_ddl() left unfinished: $err");
 # shards against the placement: 6 on b placed nowhere, 7 placed on a held
 # nowhere, 5 (on b) placed on a, 4 on b and on a
 $node{b}->safe_psql('app', 'SELECT shardid.create_shards(6, 6)');
@@ -275,9 +281,6 @@ for my $db (qw(bare old odd))
 	$router->safe_psql('app', "SELECT shardid.add_node('$db', \$\$$connstr\$\$, force => true)");
 }
 $router->safe_psql('app', q{SELECT shardid.add_node('gone', 'host=/nonexistent port=1 dbname=app', force => true)});
-# an apply_ddl() change left unfinished: a's shard 2 copy has the column already
-$node{a}->safe_psql('app', 'ALTER TABLE shard_0002.notes ADD COLUMN late text');
-my ($ret, $out, $err) = $router->psql('app', q{CALL shardid.apply_ddl('public.notes', 'ALTER TABLE %s ADD COLUMN late text DEFAULT towner_code.dflt()')});
 
 # the shadows go in last: everything after runs under them
 $_->safe_psql('app', $shadow_sql) for ($router, $node{a}, $node{b});
@@ -339,12 +342,18 @@ is($node{a}->safe_psql('app', $pin . q{SELECT pg_get_userbyid(relowner) FROM pg_
 
 # --- every routine of the shardid schemas, on the router and on node a ---------------
 my $routines = $router->safe_psql('app', $pin . q{
-SELECT p.oid::regprocedure::text || E'\t' || p.prokind || E'\t' || (p.pronargs - p.pronargdefaults)::text || E'\t'
+SELECT p.oid::regprocedure::text || E'\t' || p.prokind::text || E'\t' || (p.pronargs - p.pronargdefaults)::text || E'\t'
        || COALESCE(a.args, E'\\N')
   FROM pg_proc AS p LEFT JOIN audit.attack_args AS a ON a.routine = p.oid::regprocedure::text
  WHERE p.pronamespace IN ('shardid'::regnamespace, 'shardid_internal'::regnamespace)
  ORDER BY 1});
-my (@calls, @missing);
+# rebalance() and drain_node() are being rewritten: they still call bare
+# operators (the lint objects reports them), so they are attacked last, in
+# a TODO of their own (S1), not to let their known hit make the tenant a
+# superuser before the other checks
+my %deferred = map { $_ => 1 } ('shardid.rebalance(text,integer,integer[],boolean,interval,interval,interval,interval)',
+	'shardid.drain_node(text,text,boolean,interval,interval,interval,interval)');
+my (@calls, @missing, @deferred);
 for my $line (split /\n/, $routines)
 {
 	my ($sig, $kind, $required, $args) = split /\t/, $line, 4;
@@ -354,7 +363,7 @@ for my $line (split /\n/, $routines)
 		push @missing, $sig if $required > 0;
 		$args = '';
 	}
-	push @calls, [ $sig, ($kind eq 'p' ? 'CALL' : 'SELECT') . " $name($args)" ];
+	push @{ $deferred{$sig} ? \@deferred : \@calls }, [ $sig, ($kind eq 'p' ? 'CALL' : 'SELECT') . " $name($args)" ];
 }
 is(join(', ', @missing), '', 'every routine that needs arguments has its row in test/lib/attack_args.sql');
 is($router->safe_psql('app', $pin . q{SELECT string_agg(routine, ', ') FROM audit.attack_args
@@ -362,26 +371,29 @@ is($router->safe_psql('app', $pin . q{SELECT string_agg(routine, ', ') FROM audi
 	'', 'every row of test/lib/attack_args.sql names a routine that exists');
 # one session per server, under the database owner's search_path (reset
 # before each call: a routine may have changed it), each call on its own
-my $script = "SET statement_timeout = '20s';\nSET lock_timeout = '3s';\nSET client_min_messages = error;\n";
-for my $c (@calls)
+sub call_script
 {
-	(my $entry = $c->[0]) =~ s/'/''/g;
-	$script .= "RESET search_path;\nSET attack.entry = '$entry';\n$c->[1];\n";
+	my $script = "SET statement_timeout = '20s';\nSET lock_timeout = '3s';\nSET client_min_messages = error;\n";
+	for my $c (@_)
+	{
+		(my $entry = $c->[0]) =~ s/'/''/g;
+		$script .= "RESET search_path;\nSET attack.entry = '$entry';\n$c->[1];\n";
+	}
+	return $script;
 }
-my %called;
+my $script = call_script(@calls);
 for my $n ([ 'router', $router ], [ 'a', $node{a} ])
 {
 	my $t = time;
 	my ($r, $o, $e) = $n->[1]->psql('app', $script, on_error_stop => 0);
-	$called{ $n->[0] } = scalar @calls;
 	note(sprintf('%d routines called on %s in %.0f s; %d errors', scalar @calls, $n->[0], time - $t, scalar(() = $e =~ /ERROR:/g)));
 }
 
 # --- the review's lower findings --------------------------------------------------
 # N2: a run_on_shards() read that writes through a function is refused
-($ret, $out, $err) = $node{a}->psql('app', $pin . q{SELECT string_agg(DISTINCT substring(result from 'SQLSTATE .....'), ',')
+($ret, $out, $err) = $router->psql('app', $pin . q{SELECT string_agg(substring(result from 'SQLSTATE .....'), ',') FILTER (WHERE shard = 1)
     FROM shardid.run_on_shards('public.posts', 'SELECT pg_catalog.setval(''shard_0001.id_seq'', 1) FROM %s LIMIT 1')});
-is($out, 'SQLSTATE 25006', 'N2: a run_on_shards() read that calls setval() runs read-only and is refused');
+is($out, 'SQLSTATE 25006', 'N2: a run_on_shards() read that calls setval() runs read-only and is refused') or diag($err);
 # N7: _run_as_owner() refuses transaction control and role 0 with their SQLSTATEs
 my @n7;
 for my $stmt ('COMMIT', 'ROLLBACK', 'SAVEPOINT s', 'BEGIN', 'SELECT 1; COMMIT', 'RELEASE SAVEPOINT s', 'PREPARE TRANSACTION \'x\'')
@@ -404,40 +416,47 @@ for my $opt (qw(lock_timeout cutover_timeout catchup_timeout node_timeout))
 }
 is(join(', ', @g5), 'lock_timeout: 22023, cutover_timeout: 22023, catchup_timeout: 22023, node_timeout: 22023',
 	'G5: negative lock, cut-over, catch-up and node timeouts are refused (22023)');
-# S1: rebalance() and drain_node() under the database owner's search_path
-# (they call no shadow: they pin it, or qualify every name)
-$router->safe_psql('app', $pin . 'TRUNCATE audit.payload_log');
-$router->psql('app', "SET attack.entry = 'S1'; CALL shardid.rebalance(strategy => 'by_count', max_moves => 0)");
-$router->psql('app', "SET attack.entry = 'S1'; CALL shardid.drain_node('nowhere')");
-TODO:
-{
-	local $TODO = 'rebalance() and drain_node() are being rewritten (the lint objects reports their unqualified operators)';
-	is($router->safe_psql('app', $pin . q{SELECT COALESCE(string_agg(DISTINCT what, ', '), 'none') FROM audit.payload_log}),
-		'none', 'S1: rebalance() and drain_node() call none of the database owner\'s shadows');
-}
-
 # --- who ran what --------------------------------------------------------------------
 my ($tried, $as_su) = (0, 0);
 for my $n ([ 'router', $router ], [ 'a', $node{a} ], [ 'b', $node{b} ])
 {
 	my ($name, $server) = @$n;
 	my $su = $server->safe_psql('app', $pin . q{SELECT COALESCE(string_agg(DISTINCT what || ' as ' || who || ' in ' || COALESCE(entry, '?'), '; '), '')
-	                                            FROM audit.payload_log WHERE su AND entry IS DISTINCT FROM 'S1'});
+	                                            FROM audit.payload_log WHERE su});
 	my $log = PostgreSQL::Test::Utils::slurp_file($server->logfile);
-	my @log_su = grep { !/attack payload .* entry S1/ } ($log =~ /(attack payload .* superuser=t)/g);
+	my @log_su = ($log =~ /(attack payload .* superuser=t in .*)/g);
 	$as_su += scalar(@log_su) + ($su eq '' ? 0 : scalar(split /; /, $su));
 	$tried += scalar(() = $log =~ /attack payload /g);
 	is($su, '', "$name: no payload ran as a superuser");
+	is(join("\n", @log_su), '', "$name: the server log shows no payload run as a superuser");
 	note("$name: payloads ran as: " . $server->safe_psql('app', $pin . q{SELECT string_agg(DISTINCT what || ' as ' || who, '; ') FROM audit.payload_log}));
 	for my $role (qw(tenant towner dbowner))
 	{
 		is($server->safe_psql('postgres', "SELECT rolsuper FROM pg_roles WHERE rolname = '$role'"), 'f', "$name: $role is still no superuser");
 	}
 }
-my $kinds_n = scalar(split / /, $kinds);
-diag(sprintf('attack: %d entry points (%d routines on the router and on node a), %d of %d check_cluster() kinds shown, '
-	  . '%d fixes run as a superuser, %d payload objects (%d shadows), %d payload runs, %d as a superuser; %.0f s',
-	  $called{router} + $called{a}, scalar @calls, scalar(keys %seen), $kinds_n, $fixes_run,
-	  $shadow_count * 3 + 12, $shadow_count * 3, $tried, $as_su, time - $started));
+# --- S1: rebalance() and drain_node() under the database owner's search_path ---
+# (last: a hit there runs as a superuser and makes the tenant one)
+$_->safe_psql('app', $pin . 'TRUNCATE audit.payload_log') for ($router, $node{a});
+my $s1_script = call_script(@deferred) . "SET attack.entry = 'S1';\nCALL shardid.rebalance(strategy => 'by_count', max_moves => 0);\n";
+$router->psql('app', $s1_script, on_error_stop => 0);
+$node{a}->psql('app', call_script(@deferred), on_error_stop => 0);
+TODO:
+{
+	local $TODO = 'rebalance() and drain_node() are being rewritten (the lint objects reports their unqualified operators)';
+	is(join(' ', map { $_->safe_psql('app', $pin . q{SELECT COALESCE(string_agg(DISTINCT what || ' as ' || who || ' in ' || entry, '; '), 'none') FROM audit.payload_log WHERE su}) } ($router, $node{a})),
+		'none none', 'S1: rebalance() and drain_node() call none of the database owner\'s shadows');
+}
+
+my $s1_su = 0;
+$s1_su += scalar(() = PostgreSQL::Test::Utils::slurp_file($_->logfile) =~ /attack payload .* superuser=t in /g) for ($router, $node{a}, $node{b});
+$s1_su -= $as_su;
+my $objects = 0;
+$objects += $_->safe_psql('app', $pin . q{SELECT count(*) FROM pg_proc WHERE prosrc LIKE '%audit.hit(%'}) for ($router, $node{a}, $node{b});
+diag(sprintf('attack: %d entry points (%d routines of shardid and shardid_internal, on the router and on node a; %d of them last, '
+	  . 'in S1\'s TODO), %d of %d check_cluster() kinds shown and %d fixes run as a superuser, %d payload functions '
+	  . '(%d function and operator shadows), %d payload runs, %d as a superuser (in S1\'s TODO: %d); %.0f s',
+	  2 * (@calls + @deferred), @calls + @deferred, scalar @deferred, scalar(keys %seen), scalar(split / /, $kinds), $fixes_run,
+	  $objects, $shadow_count * 3, $tried, $as_su, $s1_su, time - $started));
 
 done_testing();
