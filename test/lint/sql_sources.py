@@ -463,6 +463,9 @@ def check_fixes():
             other = os.path.join(folder, ref + '.sql')
             if os.path.exists(other) and not ref.startswith('_check_') and ref not in ('_live_shards', '_node_facts_safe'):
                 files.append(other)
+        # a fix built on a node and passed through is text nobody checked here
+        for m in re.finditer(r"->>?\s*'(fix|sql|statement|command_text)'", code):
+            problems.append('%s: passes text read on a node through as a fix (%s): build the call here' % (rel, m.group(0)))
         for lit in literals(code):
             if lit.lstrip().startswith('--') or not STATEMENT.match(lit):
                 continue
