@@ -281,18 +281,27 @@ RESET client_min_messages;
 SELECT * FROM shardid.check_cluster();
 SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_cc_app';
 
--- A shard's copy altered by hand (issue 36): copy_differs names each
--- difference from its node's template; its fix, run on the node, aligns
--- what a statement can; a column the template lacks (its data) is left to
--- the user, the fix then only advice.
+-- A shard's copy altered by hand and given to a role (issues 36, 44):
+-- copy_differs names each difference from its node's template; its fix
+-- is a call, align_copy() on the node. The copy holds a column the
+-- template lacks and its owner is not the template's (a superuser):
+-- giving it to the template's owner would hand the role's code to a
+-- superuser, so align_copy() refuses (42501) and changes nothing. Once
+-- the column (its data, the user's choice) is dropped, align_copy()
+-- drops the role's CHECK as the role, gives the copy to the template's
+-- owner and sets NOT NULL as that owner; the statements it ran are its
+-- result.
 SELECT * FROM dblink(:'base' || 'regress_cc_a',
     'ALTER TABLE shard_0002.posts ALTER COLUMN body DROP NOT NULL, ADD COLUMN rogue int, ADD CONSTRAINT own_check CHECK (id > 0);
+     GRANT USAGE ON SCHEMA shard_0002 TO regress_cc_app;
      ALTER TABLE shard_0002.posts OWNER TO regress_cc_app') AS t(s text);
 SELECT kind, shard, node, detail, run_on, fix FROM shardid.check_cluster() WHERE kind = 'copy_differs';
 SELECT fix FROM fixes WHERE kind = 'copy_differs' \gexec
 SELECT kind, shard, node, detail, run_on, fix FROM shardid.check_cluster() WHERE kind = 'copy_differs';
 SELECT * FROM dblink(:'base' || 'regress_cc_a', 'ALTER TABLE shard_0002.posts DROP COLUMN rogue') AS t(s text);
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'SELECT * FROM shardid.align_copy(2, ''posts'')') AS t(statement text);
 SELECT count(*) AS copies_differing FROM shardid.check_cluster() WHERE kind = 'copy_differs';
+SELECT * FROM dblink(:'base' || 'regress_cc_a', 'REVOKE USAGE ON SCHEMA shard_0002 FROM regress_cc_app') AS t(s text);
 
 -- A move in progress that no session and no background job drives (the
 -- router restarted, its session terminated) is move_stalled, with the

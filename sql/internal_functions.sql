@@ -66,6 +66,11 @@ INSERT INTO public_execute VALUES
     ('shardid_internal._raise(text,text,text,text)', 'raises an error, which grants nothing; called by the event trigger shardid_template_drop'),
     ('shardid_internal._raise_generator(regclass,bigint)', 'called by sync_generators(); checks UPDATE on the sequence as setval() does'),
     ('shardid_internal._index_list(regclass)', 'called by _create_shard_table(): reads the catalog'),
+    -- issue 44: definitions from the catalog; a fix is a call
+    ('shardid_internal._run_as_owner_read(regrole,text)', 'the fence for run_on_shards() reads, read-only; only as a role the caller has the privileges of'),
+    ('shardid_internal._index_statement(oid,regclass)', 'called by _index_list() with the caller''s rights: reads the catalog'),
+    ('shardid.finish_ddl(bigint)', 'apply_ddl() of a change by its ID: apply_ddl() checks the caller'),
+    ('shardid_internal._finish_ddl_change(bigint)', 'called by finish_ddl() as the caller: reads the ledger, as apply_ddl() does'),
     ('shardid_internal._name_indexes(regclass,jsonb)', 'called by _create_shard_table(); ALTER INDEX checks ownership'),
     ('shardid.apply_ddl(text,text,integer,text,interval,integer)', 'template owners (membership of the owner checked; statements run as the owner)'),
     ('shardid_internal._apply_ddl_start(text,text,boolean,text)', 'called by apply_ddl() (membership of the template owner checked)'),

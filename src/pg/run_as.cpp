@@ -25,35 +25,42 @@
 #include "shardid_pg.h"
 
 extern "C" {
+#include "access/xact.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/syscache.h"
 
 PG_FUNCTION_INFO_V1(shardid_run_as_owner);
+PG_FUNCTION_INFO_V1(shardid_run_as_owner_read);
 }
 
 /*
- * _run_as_owner(role regrole, sql text, replica boolean) → text: the first
- * value of the statement's first row (NULL if none). The caller must have
- * the privileges of role (a superuser has), so this lets it do nothing SET
- * ROLE would not, but in the fence; replica (a superuser's setting, which
- * turns foreign-key triggers off) needs a superuser.
+ * The fence: sql run as role (see the file header); replica with
+ * session_replication_role = replica; read_only in a read-only state of
+ * the transaction (XactReadOnly, as SET TRANSACTION READ ONLY), so that
+ * nothing it calls may write (setval() and nextval() included), restored
+ * after it (a subtransaction's abort restores it too). Returns the first
+ * value of the statement's first row, or NULL.
  */
-extern "C" Datum
-shardid_run_as_owner(PG_FUNCTION_ARGS)
+static text *
+run_as_owner(Oid role, char *sql, bool replica, bool read_only)
 {
-	Oid role = PG_GETARG_OID(0);
-	char *sql = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	bool replica = PG_GETARG_BOOL(2);
 	MemoryContext caller_context = CurrentMemoryContext;
+	bool save_read_only = XactReadOnly;
 	text *result = NULL;
 	Oid save_userid;
 	int save_sec_context;
 	int save_nestlevel;
 	int rc;
 
+	/* regrole accepts '-' and numbers: OID 0, or a dropped role's */
+	if (!OidIsValid(role) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("role with OID %u does not exist", role),
+				 errhint("Pass the role that owns what the statement touches.")));
 	if (!has_privs_of_role(GetUserId(), role))
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 						errmsg("permission denied to run a statement as role \"%s\"",
@@ -78,9 +85,24 @@ shardid_run_as_owner(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "shardid: SPI_connect failed");
+	if (read_only)
+		XactReadOnly = true;
 	rc = SPI_execute(sql, false, 0);
+	if (rc == SPI_ERROR_TRANSACTION)
+		ereport(
+			ERROR,
+			(errcode(ERRCODE_INVALID_TRANSACTION_TERMINATION),
+			 errmsg("shardid: _run_as_owner() runs no transaction control statement"),
+			 errdetail("COMMIT, ROLLBACK, SAVEPOINT, BEGIN and their kin would end or split the "
+					   "caller's transaction, outside the fence."),
+			 errhint("Run the statement without them; the caller's transaction commits it.")));
+	if (rc == SPI_ERROR_COPY)
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						errmsg("shardid: _run_as_owner() runs no COPY from or to the client")));
 	if (rc < 0)
-		elog(ERROR, "shardid: SPI_execute failed: %s", SPI_result_code_string(rc));
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("shardid: _run_as_owner() cannot run this statement: %s",
+							   SPI_result_code_string(rc))));
 	if (SPI_tuptable != NULL && SPI_processed > 0 && SPI_tuptable->tupdesc->natts > 0)
 	{
 		char *value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
@@ -94,9 +116,41 @@ shardid_run_as_owner(PG_FUNCTION_ARGS)
 		}
 	}
 	SPI_finish();
+	XactReadOnly = save_read_only;
 
 	AtEOXact_GUC(false, save_nestlevel);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return result;
+}
+
+/*
+ * _run_as_owner(role regrole, sql text, replica boolean) → text: the first
+ * value of the statement's first row (NULL if none). The caller must have
+ * the privileges of role (a superuser has), so this lets it do nothing SET
+ * ROLE would not, but in the fence; replica (a superuser's setting, which
+ * turns foreign-key triggers off) needs a superuser.
+ */
+extern "C" Datum
+shardid_run_as_owner(PG_FUNCTION_ARGS)
+{
+	text *result = run_as_owner(PG_GETARG_OID(0), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+								PG_GETARG_BOOL(2), false);
+
+	if (result == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(result);
+}
+
+/*
+ * _run_as_owner_read(role regrole, sql text) → text: the same fence for a
+ * read (run_on_shards()): the statement runs read-only, so a "read" that
+ * writes through a function is refused (25006).
+ */
+extern "C" Datum
+shardid_run_as_owner_read(PG_FUNCTION_ARGS)
+{
+	text *result =
+		run_as_owner(PG_GETARG_OID(0), text_to_cstring(PG_GETARG_TEXT_PP(1)), false, true);
 
 	if (result == NULL)
 		PG_RETURN_NULL();

@@ -2,7 +2,11 @@
 """test/lint/sql_sources.py — static checks of shardid's SQL sources.
 
   sql_sources.py objects     every SQL object is defined in one source file
-                             and that file has its COMMENT ON
+                             and that file has its COMMENT ON; every
+                             function and procedure of the shardid schemas
+                             pins search_path (C functions aside), or is a
+                             procedure that COMMITs, says so, and calls only
+                             schema-qualified functions and operators
   sql_sources.py reference   docs/reference.md has an entry for every
                              function, procedure, view, GUC and SQLSTATE, and
                              each entry quotes the object's COMMENT verbatim
@@ -22,6 +26,13 @@
                              the view, or listing them) name each, and no other
   sql_sources.py skeleton    prints the reference entries the sources call for
                              (a start for a new object's entry)
+  sql_sources.py fixes       every check_cluster() kind's fix is a call of a
+                             shardid function or procedure (or the
+                             extension's own CREATE/ALTER EXTENSION, or
+                             advice in a comment), never DDL text to paste
+  sql_sources.py names       no name or catalog definition is rewritten by
+                             text substitution (replace, regexp_replace,
+                             translate, overlay)
   sql_sources.py fence       no source switches roles by hand (SET ROLE, RESET
                              ROLE, SET SESSION AUTHORIZATION, set_config of
                              role or session_authorization), in its code or in
@@ -106,9 +117,90 @@ def objects():
     return defined, comments
 
 
+ROUTINE = re.compile(r'^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(FUNCTION|PROCEDURE)\s+((?:shardid|shardid_internal)\.\w+)\s*\(', re.I | re.M)
+PINNED = re.compile(r'^\s*SET\s+search_path\s*(?:=|TO)\s*pg_catalog\s*,\s*pg_temp\s*$', re.I | re.M)
+UNPINNED_REASON = re.compile(r'No SET (?:clause|search_path)', re.I)
+# what may precede "(" without a schema in an unpinned body: SQL and
+# PL/pgSQL syntax, not functions
+SYNTAX = set("""if elsif while and or not in exists coalesce nullif greatest least case when then else return
+    returning perform select from where values array row cast any all some into using as on join over filter
+    within loop foreach for execute raise exception by group order having limit offset
+    distinct set update insert delete exit continue is""".split())
+
+
+def unpinned_body_problems(body):
+    """A body that runs with the caller's search_path: every call
+    schema-qualified, every operator OPERATOR(pg_catalog.x)."""
+    code = re.sub(r"--[^\n]*|'(?:[^']|'')*'", "''", body)
+    code = re.sub(r'OPERATOR\s*\(\s*pg_catalog\.[^)\s]+\s*\)', ' ', code, flags=re.I)
+    problems = []
+    for m in re.finditer(r'(?<![\w.$%])([A-Za-z_]\w*)\s*\(', code):
+        word = m.group(1)
+        before = code[:m.start()].rstrip()
+        if word.lower() in SYNTAX or re.search(r'\bAS$', before, re.I):
+            continue
+        problems.append('calls %s() without its schema' % word)
+    for m in re.finditer(r'[-+*/<>=~!@#%^&|`?]+', code):
+        op, i, j = m.group(0), m.start(), m.end()
+        prev = code[:i].rstrip()[-1:] if code[:i].strip() else ''
+        nxt = code[j:].lstrip()[:1]
+        after = code[j:].lstrip()
+        if op == '=>' or (op == '=' and code[i - 1:i] == ':'):
+            continue                       # named argument, assignment
+        if op == '%' and re.match(r'(?:ROW)?TYPE\b', after, re.I):
+            continue                       # %TYPE, %ROWTYPE
+        if op == '*' and (prev in '(.,' or nxt in '),' or re.match(r'(?:FROM|INTO)\b', after, re.I)
+                          or re.search(r'\bSELECT$', code[:i].rstrip(), re.I)):
+            continue                       # SELECT *, x.*, count(*)
+        if op == '-' and re.match(r'\d', code[j:j + 1]) and (
+                prev in '(,=[<>' or (re.search(r'(\w+)$', code[:i].rstrip()) or [None, ''])[1].lower() in SYNTAX):
+            continue                       # a negative constant
+        problems.append('uses operator %s without OPERATOR(pg_catalog.%s)' % (op, op))
+    return sorted(set(problems))
+
+
+def check_search_path():
+    """Every function and procedure of the shardid schemas pins search_path
+    (SET search_path = pg_catalog, pg_temp), but C functions (they resolve
+    no SQL name) and procedures that COMMIT (PostgreSQL refuses COMMIT under
+    a SET clause): those say why in their header ("No SET clause" / "No SET
+    search_path"), and their bodies call only schema-qualified functions and
+    OPERATOR(pg_catalog.x) operators."""
+    problems, n = [], 0
+    for rel in source_files():
+        raw = open(os.path.join(TOP, rel), encoding='utf-8').read()
+        text = strip_sql_comments(raw)
+        for m in ROUTINE.finditer(top_level(text)):
+            n += 1
+            kind, name = m.group(1).upper(), m.group(2)
+            start = text.find(m.group(0).strip())
+            head_end = re.compile(r'\$[A-Za-z_]*\$|\bAS\s+\'', re.I).search(text, start)
+            head = text[start:head_end.start() if head_end else len(text)]
+            if re.search(r'\bLANGUAGE\s+c\b', head, re.I):
+                continue
+            if PINNED.search(head):
+                continue
+            if kind == 'FUNCTION':
+                problems.append('%s: function %s has no SET search_path = pg_catalog, pg_temp' % (rel, name))
+                continue
+            if not UNPINNED_REASON.search(raw) or not re.search(r'\b(?:COMMIT|CALL)\b', text[start:], re.I):
+                problems.append('%s: procedure %s neither pins search_path nor says why (it COMMITs: '
+                                '"No SET clause" in its header)' % (rel, name))
+                continue
+            tag = head_end.group(0) if head_end and head_end.group(0).startswith('$') else None
+            if tag is None:
+                problems.append('%s: procedure %s: body not dollar-quoted' % (rel, name))
+                continue
+            b0 = head_end.end()
+            body = text[b0:text.find(tag, b0)]
+            for p in unpinned_body_problems(body):
+                problems.append('%s: procedure %s runs with the caller\'s search_path and %s' % (rel, name, p))
+    return problems, n
+
+
 def check_objects():
     defined, comments = objects()
-    problems = []
+    problems, routines = check_search_path()
     for (kind, name), files in sorted(defined.items()):
         # an upgrade may re-create by \ir only; a definition written in
         # two files is a copy that will drift
@@ -116,7 +208,7 @@ def check_objects():
             problems.append('%s %s is defined in %s' % (kind.lower(), name, ', '.join(sorted(set(files)))))
         if kind in COMMENTED_KINDS and (kind, name) not in comments and not files[0].startswith('src/sql/updates/'):
             problems.append('%s %s (%s) has no COMMENT ON' % (kind.lower(), name, files[0]))
-    return problems, len(defined)
+    return problems, (len(defined), routines)
 
 
 def gucs():
@@ -336,6 +428,82 @@ def check_fence():
 
 
 KINDS_VIEW = 'src/sql/operations/router/check_cluster_kinds.sql'
+STATEMENT = re.compile(r"^\s*(?:SELECT|CALL|ALTER|CREATE|DROP|DO|GRANT|REVOKE|INSERT|UPDATE|DELETE|TRUNCATE|SET|RESET|"
+                       r"COMMENT|REINDEX|VACUUM|ANALYZE|CLUSTER|LOCK|BEGIN|COMMIT|ROLLBACK|COPY|EXECUTE|REFRESH)\b", re.I)
+CALL = re.compile(r"^\s*(?:SELECT\s+(?:\*\s+FROM\s+)?|CALL\s+)shardid\.\w+\((?:[^;'()]|%[sL]|'[^']*'|\([^;()]*\))*\);\s*$", re.I)
+# the extension itself: no shardid function exists before it, or at the
+# node's version, to call (fixed text, no name read anywhere)
+EXTENSION_FIXES = {'CREATE EXTENSION shardid;', 'ALTER EXTENSION shardid UPDATE TO %L;'}
+
+
+def literals(code):
+    """The string literals of SQL code (comments dropped), unquoted."""
+    code = re.sub(r"--[^\n]*", '', code)
+    return [m.group(1).replace("''", "'") for m in re.finditer(r"'((?:[^']|'')*)'", code)]
+
+
+def check_fixes():
+    """Every kind's fix is a call: in each _check_<kind>() and the functions
+    of operations/router it calls, every string literal that is a
+    statement is one or more calls of shardid functions or procedures
+    (SELECT shardid.f(...); / SELECT * FROM shardid.f(...); / CALL
+    shardid.p(...);), or the extension's own CREATE/ALTER EXTENSION; advice
+    is a comment (-- ...). No DDL text, no DO block."""
+    folder = os.path.join(TOP, os.path.dirname(KINDS_VIEW))
+    files = sorted(glob.glob(os.path.join(folder, '_check_*.sql')))
+    seen, problems, n = set(), [], 0
+    while files:
+        path = files.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        rel = os.path.relpath(path, TOP)
+        code = open(path, encoding='utf-8').read()
+        for ref in set(re.findall(r'\bshardid_internal\.(_\w+)', code_without_literals(code))):
+            other = os.path.join(folder, ref + '.sql')
+            if os.path.exists(other) and not ref.startswith('_check_') and ref not in ('_live_shards', '_node_facts_safe'):
+                files.append(other)
+        # a fix built on a node and passed through is text nobody checked here
+        for m in re.finditer(r"->>?\s*'(fix|sql|statement|command_text)'", code):
+            problems.append('%s: passes text read on a node through as a fix (%s): build the call here' % (rel, m.group(0)))
+        for lit in literals(code):
+            if lit.lstrip().startswith('--') or not STATEMENT.match(lit):
+                continue
+            n += 1
+            if lit.strip() in EXTENSION_FIXES:
+                continue
+            calls = [c.strip() + ';' for c in lit.strip().rstrip(';').split('; ')]
+            bad = [c for c in calls if not CALL.match(c)]
+            if bad:
+                problems.append('%s: a fix that is not a call of a shardid function or procedure: %s' % (rel, lit))
+    return problems, (len(seen), n)
+
+
+NAME_SUBST = re.compile(r'\b(?:regexp_replace|replace|translate|overlay)\s*\(', re.I)
+NAMEY = re.compile(r"quote_ident|%I|nspname|relname|schema|pg_get_\w*def|pg_get_expr|::regclass|template|table_name", re.I)
+
+
+def check_names():
+    """No text substitution of names: no replace(), regexp_replace(),
+    translate() or overlay() whose arguments hold a name or a definition
+    read from the catalog (a copy's definition is built from the catalog,
+    only the table's own name changing; never by rewriting schema names)."""
+    problems, n = [], 0
+    for rel, text in sources():
+        n += 1
+        code = re.sub(r"'(?:[^']|'')*'", "''", text)
+        for m in NAME_SUBST.finditer(code):
+            depth, j = 0, m.end() - 1
+            while j < len(code):
+                depth += {'(': 1, ')': -1}.get(code[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            args = code[m.end():j]
+            if NAMEY.search(args):
+                problems.append('%s: %s...) substitutes text in a name or definition: build the statement from the '
+                                'catalog\'s parts instead' % (rel, code[m.start():min(j, m.start() + 80)].replace('\n', ' ')))
+    return problems, n
 
 
 def check_kinds():
@@ -395,8 +563,9 @@ def main():
         skeleton()
         return 0
     if what == 'objects':
-        problems, n = check_objects()
-        label = '%d SQL objects, each defined once, with its COMMENT' % n
+        problems, (n, r) = check_objects()
+        label = ('%d SQL objects, each defined once, with its COMMENT; %d routines, each with search_path pinned '
+                 'or, a procedure that COMMITs, only qualified names' % (n, r))
     elif what == 'reference':
         problems, n = check_reference()
         label = '%d functions, views, settings and SQLSTATEs in docs/reference.md' % n
@@ -407,11 +576,17 @@ def main():
         problems, (k, f) = check_kinds()
         label = ('%d kinds of check_cluster(), each with its function, in docs/reference.md, docs/monitoring.md '
                  'and %d exporter files' % (k, f))
+    elif what == 'fixes':
+        problems, (f, n) = check_fixes()
+        label = '%d check_cluster() sources, %d fixes, each a call of a shardid function or procedure' % (f, n)
+    elif what == 'names':
+        problems, n = check_names()
+        label = '%d SQL sources, no name or definition rewritten by text substitution' % n
     elif what == 'fence':
         problems, n = check_fence()
         label = '%d SQL and C sources, no role switched outside the fence' % n
     else:
-        print('usage: sql_sources.py objects|reference|areas|kinds|fence|skeleton', file=sys.stderr)
+        print('usage: sql_sources.py objects|reference|areas|kinds|fixes|names|fence|skeleton', file=sys.stderr)
         return 2
     for p in problems:
         print(p)

@@ -13,3 +13,13 @@ CREATE OR REPLACE FUNCTION shardid_internal._run_as_owner(role regrole, sql text
 
 COMMENT ON FUNCTION shardid_internal._run_as_owner(regrole, text, boolean) IS
     'The one fence for a table owner''s code: runs a statement as a role (the owner of what it touches) in a security-restricted operation, search_path pinned, optionally with session_replication_role = replica (superusers only); returns its first value as text. The caller needs the role''s privileges.';
+
+-- The same fence for a read (run_on_shards()): the statement runs with the
+-- transaction read-only (src/pg/run_as.cpp), so that a "read" that
+-- writes through a function (setval(), an INSERT in a function) is
+-- refused (25006). Executable by PUBLIC, as _run_as_owner().
+CREATE OR REPLACE FUNCTION shardid_internal._run_as_owner_read(role regrole, sql text) RETURNS text
+    LANGUAGE c VOLATILE STRICT AS 'MODULE_PATHNAME', 'shardid_run_as_owner_read';
+
+COMMENT ON FUNCTION shardid_internal._run_as_owner_read(regrole, text) IS
+    'The one fence, for a read: runs a statement as a role in a security-restricted operation, search_path pinned, with the transaction read-only (a write through a function is refused, 25006); returns its first value as text. The caller needs the role''s privileges.';

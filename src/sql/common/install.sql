@@ -40,6 +40,7 @@
 \ir _for_tables.sql
 \ir _raise.sql
 \ir _run_as_owner.sql
+\ir _index_statement.sql
 \ir _acl_words.sql
 \ir _acl_items.sql
 \ir _apply_acl.sql

@@ -1,7 +1,8 @@
 -- Node: the definition of a sharded table's template that every node must
 -- agree on (check_cluster() compares them): its id column and creation
 -- order, its columns (name, type, NOT NULL, default) in order, its
--- constraints and its indexes (with the template's own name taken out).
+-- constraints and its indexes, by name, each its shape
+-- (_index_statement(): without its name and table).
 CREATE OR REPLACE FUNCTION shardid_internal._template_definition(table_name name) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path = pg_catalog, pg_temp
@@ -18,10 +19,7 @@ AS $$
                      WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
         'constraints', (SELECT COALESCE(jsonb_object_agg(k.conname, pg_get_constraintdef(k.oid)), '{}')
                           FROM pg_constraint AS k WHERE k.conrelid = c.oid),
-        'indexes', (SELECT COALESCE(jsonb_object_agg(i.relname,
-                                        pg_catalog.replace(pg_get_indexdef(x.indexrelid),
-                                                           pg_catalog.format(' ON %I.%I ', t.template_schema, t.template_name),
-                                                           ' ON %s ')), '{}')
+        'indexes', (SELECT COALESCE(jsonb_object_agg(i.relname, shardid_internal._index_statement(x.indexrelid)), '{}')
                       FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid
                      WHERE x.indrelid = c.oid))
       FROM shardid.sharded_tables AS t

@@ -14,6 +14,9 @@
 
 \ir _template_definition.sql
 \ir _copy_drift.sql
+\ir _align_copy_owner_check.sql
+\ir align_copy.sql
+\ir drop_move_leftover.sql
 \ir _retired_copy_check.sql
 \ir _retired_here.sql
 \ir _node_facts.sql

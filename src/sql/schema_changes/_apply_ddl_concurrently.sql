@@ -22,7 +22,7 @@ DECLARE
     targets text[] := '{}';   -- the table each connection changes, NULL when idle
     retries boolean[] := '{}';
     i       integer;
-    wide    boolean := todo < total;  -- some table has the change
+    wide    boolean := todo OPERATOR(pg_catalog.<) total;  -- some table has the change
     more    boolean := true;
     app     text := pg_catalog.current_setting('application_name');
 BEGIN
@@ -48,7 +48,7 @@ BEGIN
             targets[i] := c.target;
             retries[i] := c.retry;
         END LOOP;
-        EXIT WHEN pg_catalog.cardinality(pg_catalog.array_remove(targets, NULL)) = 0;
+        EXIT WHEN pg_catalog.cardinality(pg_catalog.array_remove(targets, NULL)) OPERATOR(pg_catalog.=) 0;
         PERFORM pg_catalog.set_config('application_name',
                                       pg_catalog.format('shardid apply_ddl %s %s/%s', change.template, done[1], todo), false);
         -- commit while they run: this session must hold no old snapshot

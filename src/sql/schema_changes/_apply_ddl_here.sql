@@ -43,7 +43,7 @@ BEGIN
         change := f.change;
         b := f;
         COMMIT;
-        IF b.made < 0 THEN
+        IF b.made OPERATOR(pg_catalog.<) 0 THEN
             RETURN;
         END IF;
         WHILE b.made IS NOT NULL LOOP

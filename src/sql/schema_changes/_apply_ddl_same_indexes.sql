@@ -1,6 +1,6 @@
 -- apply_ddl() on a node, CONCURRENTLY: whether a target has each of the
--- template's indexes, valid and with the template's definition (its own
--- schema written as the template's). A retried CREATE INDEX that finds
+-- template's indexes, valid and with the template's definition (the same
+-- shape, _index_statement(): the definition without name and table). A retried CREATE INDEX that finds
 -- its name taken ("already exists": the interrupted run may have built
 -- it before the ledger recorded it) counts as done only then; an index of
 -- that name that is another index is an error.
@@ -15,8 +15,7 @@ AS $$
                SELECT FROM pg_index AS y JOIN pg_class AS j ON j.oid = y.indexrelid
                 WHERE y.indrelid = to_regclass(format('%I.%I', target, t.table_name))
                   AND j.relname = i.relname AND y.indisvalid
-                  AND replace(pg_get_indexdef(y.indexrelid), quote_ident(target) || '.', quote_ident(t.template_schema) || '.')
-                      = pg_get_indexdef(x.indexrelid)))
+                  AND shardid_internal._index_statement(y.indexrelid) = shardid_internal._index_statement(x.indexrelid)))
       FROM shardid.ddl_changes AS c JOIN shardid.sharded_tables AS t ON t.table_name = c.table_name
      WHERE c.change_id = _apply_ddl_same_indexes.change_id AND _apply_ddl_same_indexes.target <> 'template'
 $$;

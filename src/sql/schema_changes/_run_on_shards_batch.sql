@@ -4,7 +4,8 @@
 -- shard's copy, in order, each as the copy's owner in a security-
 -- restricted operation (_run_as_owner, the one fence: the owner's code a
 -- statement reaches, a function a read calls, has the owner's rights and
--- cannot change the role back). as_role, when given, is the role the
+-- cannot change the role back; a read runs read-only, _run_as_owner_read,
+-- so a function it calls may not write). as_role, when given, is the role the
 -- statements are for (the caller's current_user, on a loopback connection
 -- that is the caller's session user): a copy whose owner's privileges it
 -- lacks is not run. One row per target: shard (NULL: the template),
@@ -62,8 +63,14 @@ BEGIN
             CONTINUE;
         END IF;
         BEGIN
-            r := shardid_internal._run_as_owner(owner::regrole,
-                                                (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
+            -- a read runs read-only: it may not write through a function
+            IF s.reads THEN
+                r := shardid_internal._run_as_owner_read(owner::regrole,
+                                                         (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
+            ELSE
+                r := shardid_internal._run_as_owner(owner::regrole,
+                                                    (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
+            END IF;
             success := true;
             result := CASE WHEN s.reads THEN r ELSE s.kind END;
         EXCEPTION WHEN OTHERS THEN
@@ -76,4 +83,4 @@ END
 $$;
 
 COMMENT ON FUNCTION shardid_internal._run_on_shards_batch(text, text, integer[], boolean, name, boolean) IS
-    'Internal: run_on_shards() on a node, one batch in one transaction: the command on the template (not for a read) and each listed shard''s copy, each as the copy''s owner in the fence (_run_as_owner); a row per target with success and result (a read''s value, the command tag, or the error and its SQLSTATE). Executable by PUBLIC (it checks the caller).';
+    'Internal: run_on_shards() on a node, one batch in one transaction: the command on the template (not for a read) and each listed shard''s copy, each as the copy''s owner in the fence (_run_as_owner; a read read-only, _run_as_owner_read); a row per target with success and result (a read''s value, the command tag, or the error and its SQLSTATE). Executable by PUBLIC (it checks the caller).';

@@ -72,6 +72,8 @@
 \ir _apply_ddl_here.sql
 \ir apply_ddl.sql
 \ir abandon_ddl.sql
+\ir _finish_ddl_change.sql
+\ir finish_ddl.sql
 \ir _run_on_shards_command.sql
 \ir _run_on_shards_check.sql
 \ir _run_on_shards_start.sql

@@ -8,7 +8,8 @@
 -- deleted; else it stays in phase 'aborting' with last_error listing what
 -- is left, for abort_move() or move_shard() to finish. The caller reads
 -- the outcome from the row (_move_outcome). Never raises: its caller holds
--- the shard's lock.
+-- the shard's lock. No SET clause (it COMMITs): it holds the loop, the
+-- work is done by functions that pin search_path.
 CREATE OR REPLACE PROCEDURE shardid_internal._move_rollback(shard integer)
     LANGUAGE plpgsql
 AS $$

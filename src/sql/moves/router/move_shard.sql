@@ -25,8 +25,8 @@ DECLARE
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.move_shard()',
                                              'once per phase (so that an interruption resumes or rolls back from there)');
-    SELECT (o->>'drop_old')::boolean, (o->>'lock_timeout')::interval, (o->>'cutover_timeout')::interval,
-           (o->>'catchup_timeout')::interval, (o->>'node_timeout')::interval
+    SELECT (o OPERATOR(pg_catalog.->>) 'drop_old')::boolean, (o OPERATOR(pg_catalog.->>) 'lock_timeout')::interval, (o OPERATOR(pg_catalog.->>) 'cutover_timeout')::interval,
+           (o OPERATOR(pg_catalog.->>) 'catchup_timeout')::interval, (o OPERATOR(pg_catalog.->>) 'node_timeout')::interval
       INTO drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout
       FROM shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout) AS o;
     PERFORM shardid_internal._move_lock(shard, 'shardid.move_shard()');

@@ -3,7 +3,8 @@
 -- subscription, slot or role named like a move's
 -- (shardid_move_<shard>_<move id>; roles belong to a server: nodes that
 -- share one report it each), and shardid's freeze triggers (known by
--- their function on the node), each with what removes it there.
+-- their function on the node), each with the call that removes it there
+-- (drop_move_leftover(), unfreeze_shard_tables()).
 CREATE OR REPLACE FUNCTION shardid_internal._check_move_leftover(nodes jsonb, facts jsonb)
     RETURNS TABLE (kind text, shard integer, node text, detail text, run_on text, fix text)
     LANGUAGE sql
@@ -21,11 +22,7 @@ AS $$
     SELECT 'move_leftover', pg_catalog.substring(t.name, '^shardid_move_([0-9]+)_')::integer, t.node,
            pg_catalog.format('%s %s on node "%s" belongs to no move in progress', t.what, t.name, t.node),
            t.node,
-           CASE t.what
-               WHEN 'publication' THEN pg_catalog.format('DROP PUBLICATION %I;', t.name)
-               WHEN 'subscription' THEN pg_catalog.format('ALTER SUBSCRIPTION %1$I DISABLE; ALTER SUBSCRIPTION %1$I SET (slot_name = NONE); DROP SUBSCRIPTION %1$I;', t.name)
-               WHEN 'replication slot' THEN pg_catalog.format('SELECT pg_catalog.pg_drop_replication_slot(%L);', t.name)
-               ELSE pg_catalog.format('DROP ROLE IF EXISTS %I;', t.name) END
+           pg_catalog.format('SELECT shardid.drop_move_leftover(%L, %L);', t.what, t.name)
       FROM things AS t
      WHERE NOT EXISTS (SELECT FROM moving AS m WHERE m.name = t.name)
     UNION ALL
@@ -44,4 +41,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._check_move_leftover(jsonb, jsonb) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._check_move_leftover(jsonb, jsonb) IS
-    'Router, check_cluster(): move_leftover, a publication, subscription, slot, role or freeze trigger of a move no longer in progress, with what removes it on its node.';
+    'Router, check_cluster(): move_leftover, a publication, subscription, slot, role or freeze trigger of a move no longer in progress, with the call that removes it on its node (drop_move_leftover(), unfreeze_shard_tables()).';

@@ -30,7 +30,8 @@ BEGIN
         IF err IS NOT NULL THEN
             err := shardid_internal._apply_ddl_router_failed(change, node, err);
             COMMIT;
-            PERFORM shardid_internal._raise(err->>'sqlstate', err->>'message', err->>'detail', err->>'hint');
+            PERFORM shardid_internal._raise(err OPERATOR(pg_catalog.->>) 'sqlstate', err OPERATOR(pg_catalog.->>) 'message',
+                                            err OPERATOR(pg_catalog.->>) 'detail', err OPERATOR(pg_catalog.->>) 'hint');
         END IF;
         COMMIT;
         RAISE NOTICE 'apply_ddl: node % done', node;

@@ -4,7 +4,9 @@
 -- node in name order over one dblink connection (_node_connect:
 -- search_path pinned): its template, then the shards placed on it, in
 -- batches of batch_size, each batch one transaction there
--- (_run_on_shards_batch, committed when it returns). The router writes
+-- (_run_on_shards_batch, committed when it returns), for the caller's
+-- role (as_role: a role of that name there must have the privileges of
+-- each copy's owner, as on a node). The router writes
 -- nothing: this is a function, and its rows are the nodes' rows with the
 -- node's name. A node it cannot reach, or whose batch fails as a whole
 -- (no such template there, a refusal), gives one row (shard NULL, success
@@ -45,7 +47,7 @@ BEGIN
                   FROM (SELECT p.shard FROM shardid.shard_placement AS p
                          WHERE p.node = n AND p.shard > after ORDER BY p.shard LIMIT batch_size) AS g;
                 EXIT WHEN batch IS NULL AND NOT first;
-                got := shardid_internal._run_on_shards_send(conn, n, canon, command, batch, first, NULL, true);
+                got := shardid_internal._run_on_shards_send(conn, n, canon, command, batch, first, current_user, true);
                 RETURN QUERY SELECT b.shard, n, b.success, b.result
                                FROM jsonb_to_recordset(got) AS b(shard integer, success boolean, result text);
                 first := false;
