@@ -39,7 +39,6 @@ sub run
 	my ($name, $start) = @_;
 	my $t = time;
 	my $job = $router->safe_psql('app', $start);
-	note("$name: job $job");
 	$router->safe_psql('app', qq{
 DO \$\$ BEGIN
     LOOP
