@@ -270,6 +270,10 @@ $router->safe_psql('app', q{INSERT INTO shardid.shard_placement (shard, node) VA
 $router->safe_psql('app', q{INSERT INTO shardid.shard_placement (shard, node) VALUES (98, 'a');
                             INSERT INTO shardid.shard_moves (shard, move_id, source, target, schema_name, mode, phase)
                             VALUES (98, 1, 'a', 'b', 'shard_0098', 'online', 'aborting')});
+# a background job the database owner started whose driver is gone (as
+# after a restart of the router): its fix resumes it as the database owner
+$router->safe_psql('app', q{INSERT INTO shardid.rebalance_jobs (kind, options, state, started_by)
+                            VALUES ('rebalance', '{"strategy": "by_count", "max_moves": 0}', 'running', 'dbowner')});
 # nodes that cannot be read, without the extension, at 0.3, with another layout
 $node{b}->safe_psql('postgres', q{
 CREATE DATABASE bare OWNER dbowner; CREATE DATABASE old OWNER dbowner; CREATE DATABASE odd OWNER dbowner;});
