@@ -54,8 +54,8 @@ SELECT j.state, j.moves_done, round(avg(extract(epoch FROM x.updated_at - x.star
   FROM shardid.rebalance_jobs AS j JOIN shardid.rebalance_job_moves AS x USING (job_id)
  WHERE j.job_id = $job AND x.state = 'done' GROUP BY j.state, j.moves_done});
 	my $shares = $router->safe_psql('app', qq{
-SELECT string_agg(format('%s: %s %%', n, round(100.0 * c / sum(c) OVER ())), ', ' ORDER BY n)
-  FROM (SELECT n, count(*) AS c FROM public.samples WHERE run = '$name' GROUP BY n) AS s});
+SELECT string_agg(format('%s: %s %%', n, share), ', ' ORDER BY n)
+  FROM (SELECT n, round(100.0 * count(*) / sum(count(*)) OVER ()) AS share FROM public.samples WHERE run = '$name' GROUP BY n) AS s});
 	$router->safe_psql('app', "DELETE FROM public.samples WHERE run = '$name'");
 	die "job $job ended $state" unless $state eq 'finished';
 	return { wall => $wall, moves => $moves, move_s => $move_s, shares => $shares };
