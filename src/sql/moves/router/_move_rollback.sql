@@ -5,15 +5,20 @@
 -- (it stays repointed: _move_rollback_start); then the steps, the source
 -- made writable first, each on its own so one unreachable node stops none
 -- of the others (_move_rollback_steps). When all succeeded the row is
--- deleted; else it stays in phase 'aborting' with last_error listing what
--- is left, for abort_move() or move_shard() to finish. The caller reads
+-- deleted; else, while a node of the move does not answer (a failover
+-- under way), the steps run again every second for up to node_timeout
+-- (NULL: move_shard()'s default) from the start of the rollback
+-- (_move_rollback_wait); what is still left then stays in phase
+-- 'aborting', listed in last_error, for abort_move() or move_shard() (or
+-- the job's retry) to finish. The caller reads
 -- the outcome from the row (_move_outcome). Never raises: its caller holds
 -- the shard's lock.
-CREATE OR REPLACE PROCEDURE shardid_internal._move_rollback(shard integer)
+CREATE OR REPLACE PROCEDURE shardid_internal._move_rollback(shard integer, node_timeout interval DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    m shardid.shard_moves;
+    m     shardid.shard_moves;
+    since timestamptz := pg_catalog.clock_timestamp();
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid_internal._move_rollback()',
                                              'after each step',
@@ -23,12 +28,16 @@ BEGIN
     IF m.shard IS NULL THEN
         RETURN;
     END IF;
-    PERFORM shardid_internal._move_rollback_steps(m);
-    COMMIT;
+    LOOP
+        PERFORM shardid_internal._move_rollback_steps(m);
+        COMMIT;
+        EXIT WHEN NOT shardid_internal._move_rollback_wait(m, since, node_timeout);
+        COMMIT;
+    END LOOP;
 END
 $$;
 
-REVOKE ALL ON PROCEDURE shardid_internal._move_rollback(integer) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE shardid_internal._move_rollback(integer, interval) FROM PUBLIC;
 
-COMMENT ON PROCEDURE shardid_internal._move_rollback(integer) IS
-    'Router: rolls back a move not yet repointed (phase read under the repoint''s lock), the source made writable first; deletes its row, or leaves it aborting with what is left.';
+COMMENT ON PROCEDURE shardid_internal._move_rollback(integer, interval) IS
+    'Router: rolls back a move not yet repointed (phase read under the repoint''s lock), the source made writable first, retrying a node that does not answer for up to node_timeout; deletes its row, or leaves it aborting with what is left.';

@@ -3,7 +3,8 @@
 -- raising, so that a failure on one node stops none of the other steps:
 -- {"value": its first value as text}; {"cancelled": true} when the step was
 -- cancelled (the rollback stops there); {"left": "<what> on node "<node>"
--- (<error>)"} for what is left undone, the connection closed.
+-- (<error>)"} for what is left undone (on one line), the connection
+-- closed.
 CREATE OR REPLACE FUNCTION shardid_internal._move_rollback_step(conn text, node text, sql text, what text) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -18,7 +19,7 @@ EXCEPTION WHEN query_canceled THEN
 WHEN OTHERS THEN
     GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
     PERFORM shardid_internal._node_close(conn);
-    RETURN jsonb_build_object('left', format('%s on node "%s" (%s)', what, node, msg));
+    RETURN jsonb_build_object('left', format('%s on node "%s" (%s)', what, node, shardid_internal._one_line(msg)));
 END
 $$;
 

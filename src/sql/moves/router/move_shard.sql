@@ -35,7 +35,7 @@ BEGIN
     COMMIT;
     PERFORM shardid_internal._move_raise(s);
     IF s.aborting THEN
-        CALL shardid_internal._move_rollback(shard);
+        CALL shardid_internal._move_rollback(shard, node_timeout);
         s := shardid_internal._move_rolled_back(s, 'resume', to_node);
         COMMIT;
         PERFORM shardid_internal._move_raise(s);
@@ -52,7 +52,7 @@ BEGIN
     IF s.err IS NOT NULL THEN
         COMMIT;
         -- rolled back unless it is repointed (or gone): _move_rollback_start
-        CALL shardid_internal._move_rollback(shard);
+        CALL shardid_internal._move_rollback(shard, node_timeout);
         s := shardid_internal._move_rolled_back(s, 'failure');
         COMMIT;
         PERFORM shardid_internal._move_raise(s);
