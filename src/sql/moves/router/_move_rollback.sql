@@ -5,15 +5,16 @@
 -- (it stays repointed: _move_rollback_start); then the steps, the source
 -- made writable first, each on its own so one unreachable node stops none
 -- of the others (_move_rollback_steps). When all succeeded the row is
--- deleted; else, while a node of the move does not answer (a failover
--- under way), the steps run again every second for up to node_timeout
--- (NULL: move_shard()'s default) from the start of the rollback
+-- deleted; else, when the move failed because a node could not be
+-- reached (cause: the failure's SQLSTATE) and a node of the move still
+-- does not answer (a failover under way), the steps run again every
+-- second for up to node_timeout from the start of the rollback
 -- (_move_rollback_wait); what is still left then stays in phase
 -- 'aborting', listed in last_error, for abort_move() or move_shard() (or
 -- the job's retry) to finish. The caller reads
 -- the outcome from the row (_move_outcome). Never raises: its caller holds
 -- the shard's lock.
-CREATE OR REPLACE PROCEDURE shardid_internal._move_rollback(shard integer, node_timeout interval DEFAULT NULL)
+CREATE OR REPLACE PROCEDURE shardid_internal._move_rollback(shard integer, node_timeout interval DEFAULT NULL, cause text DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -31,13 +32,13 @@ BEGIN
     LOOP
         PERFORM shardid_internal._move_rollback_steps(m);
         COMMIT;
-        EXIT WHEN NOT shardid_internal._move_rollback_wait(m, since, node_timeout);
+        EXIT WHEN NOT shardid_internal._move_rollback_wait(m, since, node_timeout, cause);
         COMMIT;
     END LOOP;
 END
 $$;
 
-REVOKE ALL ON PROCEDURE shardid_internal._move_rollback(integer, interval) FROM PUBLIC;
+REVOKE ALL ON PROCEDURE shardid_internal._move_rollback(integer, interval, text) FROM PUBLIC;
 
-COMMENT ON PROCEDURE shardid_internal._move_rollback(integer, interval) IS
-    'Router: rolls back a move not yet repointed (phase read under the repoint''s lock), the source made writable first, retrying a node that does not answer for up to node_timeout; deletes its row, or leaves it aborting with what is left.';
+COMMENT ON PROCEDURE shardid_internal._move_rollback(integer, interval, text) IS
+    'Router: rolls back a move not yet repointed (phase read under the repoint''s lock), the source made writable first, retrying for up to node_timeout a node that does not answer when the move failed at one; deletes its row, or leaves it aborting with what is left.';

@@ -22,8 +22,6 @@ DECLARE
     cancelled boolean := false;
     tgt_done  boolean := false;
 BEGIN
-    RAISE NOTICE 'rolling back the move of shard %: it stays on "%"', m.shard, m.source;
-
     -- 1. the source writable again, before anything else
     step := shardid_internal._move_rollback_step('shardid_move_source', m.source,
                                         format('SELECT shardid.unfreeze_shard_tables(%L)', m.schema_name),

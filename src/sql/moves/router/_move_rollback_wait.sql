@@ -1,16 +1,20 @@
 -- Router, _move_rollback(): whether to run the rollback's steps again
--- after a pause, because a node of the move did not answer. A node under
--- an HA manager has no primary from the moment its leader fails until
--- the manager promotes a replica (Patroni: up to ttl + loop_wait, 40 s by
--- default; docs/high-availability.md), and the rollback can finish only
--- once it answers again, on whichever member leads. True (after a pause of
--- 1 s) while the move's row is still 'aborting', its rollback was not
--- cancelled, since + node_timeout has not passed and its source or target
--- cannot be reached; false when the rollback is done, or what it left is
--- not an outage (a node that answers and refuses), or the time is up (the
--- row stays 'aborting' with what is left: the next move_shard(),
--- abort_move() or the job's retry finishes it).
-CREATE OR REPLACE FUNCTION shardid_internal._move_rollback_wait(m shardid.shard_moves, since timestamptz, node_timeout interval)
+-- after a pause of 1 s, because the move failed as a node of it could not
+-- be reached (cause: the failure's SQLSTATE, _node_unreachable) and that
+-- node still does not answer. A node under an HA manager has no primary
+-- from the moment its leader fails until the manager promotes a replica
+-- (Patroni: up to ttl + loop_wait, 40 s by default;
+-- docs/high-availability.md), and the rollback can finish only once it
+-- answers again, on whichever member leads. True while the move's row is
+-- still 'aborting', since + node_timeout has not passed and its source or
+-- target cannot be reached (last_error says until when it waits); false
+-- when the rollback is done, the move failed for another reason (a
+-- cancel, a refusal: what is left waits for abort_move()), what is left
+-- is not an outage (both nodes answer), or the time is up: the row stays
+-- 'aborting' with what is left, for the job's retry, the next
+-- move_shard() or abort_move(). A cancel meanwhile ends the wait, the
+-- rollback then 'cancelled'. Never raises.
+CREATE OR REPLACE FUNCTION shardid_internal._move_rollback_wait(m shardid.shard_moves, since timestamptz, node_timeout interval, cause text)
     RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -19,13 +23,14 @@ DECLARE
     x     shardid.shard_moves;
     down  text[] := '{}';
     node  text;
-    until timestamptz := since + COALESCE(node_timeout, (shardid_internal._move_options(NULL, NULL, NULL, NULL, NULL)->>'node_timeout')::interval);
+    until timestamptz := since + node_timeout;
 BEGIN
-    SELECT * INTO x FROM shardid.shard_moves AS r WHERE r.shard = m.shard;
-    IF NOT FOUND OR x.phase <> 'aborting' OR x.move_id <> m.move_id OR x.last_error LIKE 'rollback cancelled%' THEN
+    IF NOT COALESCE(shardid_internal._node_unreachable(cause), false) OR node_timeout IS NULL THEN
         RETURN false;
     END IF;
-    IF clock_timestamp() > until THEN
+    SELECT * INTO x FROM shardid.shard_moves AS r WHERE r.shard = m.shard;
+    IF NOT FOUND OR x.phase <> 'aborting' OR x.move_id <> m.move_id OR x.last_error NOT LIKE 'rollback incomplete%'
+       OR clock_timestamp() > until THEN
         RETURN false;
     END IF;
     FOREACH node IN ARRAY ARRAY[m.source, m.target] LOOP
@@ -43,17 +48,25 @@ BEGIN
         RETURN false;
     END IF;
     UPDATE shardid.shard_moves AS r
-       SET last_error = format('rollback waits for node %s (unreachable; retried until %s): %s',
-                               (SELECT string_agg(format('"%s"', d), ', ') FROM unnest(down) AS d),
-                               date_trunc('second', until), x.last_error),
+       SET last_error = format('%s; the rollback retries node %s until %s', x.last_error,
+                               (SELECT string_agg(format('"%s"', d), ', ') FROM unnest(down) AS d), date_trunc('second', until)),
            updated_at = clock_timestamp()
      WHERE r.shard = m.shard;
-    PERFORM pg_sleep(1);
+    BEGIN
+        PERFORM pg_sleep(1);
+    EXCEPTION WHEN query_canceled THEN
+        UPDATE shardid.shard_moves AS r
+           SET last_error = regexp_replace(x.last_error, '^rollback incomplete', 'rollback cancelled'), updated_at = clock_timestamp()
+         WHERE r.shard = m.shard;
+        RETURN false;
+    END;
     RETURN true;
+EXCEPTION WHEN query_canceled OR OTHERS THEN
+    RETURN false;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_rollback_wait(shardid.shard_moves, timestamptz, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_rollback_wait(shardid.shard_moves, timestamptz, interval, text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_rollback_wait(shardid.shard_moves, timestamptz, interval) IS
-    'Router, moves: whether a rollback that left something is to run its steps again, after 1 s: while its row is aborting, not cancelled, within node_timeout of since, and its source or target does not answer (a failover under way).';
+COMMENT ON FUNCTION shardid_internal._move_rollback_wait(shardid.shard_moves, timestamptz, interval, text) IS
+    'Router, moves: whether a rollback that left something is to run its steps again, after 1 s: when the move failed at an unreachable node, while its row is aborting, within node_timeout of since, and its source or target does not answer (a failover under way); never raises.';

@@ -35,7 +35,7 @@ BEGIN
     COMMIT;
     PERFORM shardid_internal._move_raise(s);
     IF s.aborting THEN
-        CALL shardid_internal._move_rollback(shard, node_timeout);
+        CALL shardid_internal._move_rollback(shard);
         s := shardid_internal._move_rolled_back(s, 'resume', to_node);
         COMMIT;
         PERFORM shardid_internal._move_raise(s);
@@ -51,8 +51,9 @@ BEGIN
     END LOOP;
     IF s.err IS NOT NULL THEN
         COMMIT;
-        -- rolled back unless it is repointed (or gone): _move_rollback_start
-        CALL shardid_internal._move_rollback(shard, node_timeout);
+        -- rolled back unless it is repointed (or gone): _move_rollback_start;
+        -- a node that failed it is waited for, up to node_timeout
+        CALL shardid_internal._move_rollback(shard, node_timeout, s.err[1]);
         s := shardid_internal._move_rolled_back(s, 'failure');
         COMMIT;
         PERFORM shardid_internal._move_raise(s);
