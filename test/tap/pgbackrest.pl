@@ -26,7 +26,7 @@ plan skip_all => 'pgbackrest is not installed (Debian package pgbackrest, lib/de
 
 my $t0 = time;
 my $node = PostgreSQL::Test::Cluster->new('backed_up');
-$node->init;
+$node->init(allows_streaming => 1);
 my $dir = PostgreSQL::Test::Utils::tempdir();
 my $conf = "$dir/pgbackrest.conf";
 my $pgdata = $node->data_dir;
@@ -87,8 +87,6 @@ my $target = $node->safe_psql('postgres', q{SELECT clock_timestamp()});
 usleep(200_000);
 $node->safe_psql('postgres', q{INSERT INTO t (tag) SELECT 'lost' FROM generate_series(1, 50000)});
 my @lost = split /\n/, $node->safe_psql('postgres', q{SELECT id FROM t WHERE tag = 'lost' ORDER BY id});
-my $lead = $node->safe_psql('postgres', q{SELECT extract(epoch FROM shardid.id_time(max(id)) - clock_timestamp()) FROM t});
-note("the lost burst ran the generator up to ${lead}s ahead of the clock");
 my $seg = $node->safe_psql('postgres', q{SELECT pg_walfile_name(pg_switch_wal())});
 $node->poll_query_until('postgres', "SELECT last_archived_wal >= '$seg' FROM pg_stat_archiver")
   or die 'the WAL was not archived';
@@ -100,7 +98,14 @@ $node->start;
 $node->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'the restored node was not promoted';
 is($node->safe_psql('postgres', q{SELECT tag, count(*) FROM t GROUP BY tag ORDER BY tag}), 'kept|1000',
 	'restored to the target: the IDs committed before it, none of the burst after it');
+my $clock = $node->safe_psql('postgres', q{SELECT extract(epoch FROM clock_timestamp())});
 $node->safe_psql('postgres', q{INSERT INTO t (tag) SELECT 'after' FROM generate_series(1, 50000)});
+# the generator moved past anything the lost timeline could have reached
+# (max_clock_skew + max_drift, 62 s by default, ahead of the clock): a
+# generator without that move would carry on at the clock, and issue again
+# any ID the old timeline had issued ahead of it
+my $lead = $node->safe_psql('postgres', qq{SELECT extract(epoch FROM shardid.id_time(min(id))) - $clock FROM t WHERE tag = 'after'});
+cmp_ok($lead, '>', 55, "the restored node's first ID is max_clock_skew + max_drift ahead of its clock (${lead}s)");
 my %after = map { $_ => 1 } split /\n/, $node->safe_psql('postgres', q{SELECT id FROM t WHERE tag = 'after'});
 is(scalar(grep { $after{$_} } @lost), 0, 'the restored node issues none of the IDs the lost timeline issued');
 ok($node->safe_psql('postgres', qq{SELECT min(id) > $lost[-1] FROM t WHERE tag = 'after'}) eq 't',
