@@ -6,20 +6,20 @@
 -- made writable first, each on its own so one unreachable node stops none
 -- of the others (_move_rollback_steps). When all succeeded the row is
 -- deleted; else, when the move failed because a node could not be
--- reached (cause: the failure's SQLSTATE) and a node of the move still
--- does not answer (a failover under way), the steps run again every
--- second for up to node_timeout from the start of the rollback
+-- reached (cause: the failure's SQLSTATE) and the steps left something at
+-- a node that could not be reached (a failover under way), they run again
+-- every second for up to node_timeout from the start of the rollback
 -- (_move_rollback_wait); what is still left then stays in phase
--- 'aborting', listed in last_error, for abort_move() or move_shard() (or
--- the job's retry) to finish. The caller reads
--- the outcome from the row (_move_outcome). Never raises: its caller holds
--- the shard's lock.
+-- 'aborting', listed in last_error, for abort_move(), move_shard() or the
+-- job's retry to finish. The caller reads the outcome from the row
+-- (_move_outcome). Never raises: its caller holds the shard's lock.
 CREATE OR REPLACE PROCEDURE shardid_internal._move_rollback(shard integer, node_timeout interval DEFAULT NULL, cause text DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    m     shardid.shard_moves;
-    since timestamptz := pg_catalog.clock_timestamp();
+    m      shardid.shard_moves;
+    since  timestamptz := pg_catalog.clock_timestamp();
+    outage boolean;
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid_internal._move_rollback()',
                                              'after each step',
@@ -30,9 +30,9 @@ BEGIN
         RETURN;
     END IF;
     LOOP
-        PERFORM shardid_internal._move_rollback_steps(m);
+        outage := shardid_internal._move_rollback_steps(m);
         COMMIT;
-        EXIT WHEN NOT shardid_internal._move_rollback_wait(m, since, node_timeout, cause);
+        EXIT WHEN NOT shardid_internal._move_rollback_wait(m, since, node_timeout, cause, outage);
         COMMIT;
     END LOOP;
 END
