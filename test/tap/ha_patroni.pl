@@ -13,8 +13,9 @@
 #   2. a move's source (b) killed mid-copy, node_timeout shorter than the
 #      failover: the copy gives up, the rollback waits for the node and
 #      ends by itself; nothing left on any member, the rejoined old leader
-#      included (pg_rewind kept the move's slot in its pg_replslot; Patroni
-#      drops it there).
+#      included (pg_rewind empties pg_replslot).
+#      2b. its source switched over instead (no pg_rewind): the old leader
+#      keeps the move's slot in pg_replslot as a replica; Patroni drops it.
 #   3. a move's target switched over mid-copy: the move ends by itself.
 #   4. the router failed over (patronictl failover: pg_ctl promote) while a
 #      background job moves shards: the launcher (shardid in
@@ -288,8 +289,40 @@ sub wait_until
 	my $left = wait_until(30, sub { move_leftovers() eq '' });
 	ok(defined $left, '2: nothing of the move is left on any member, the rejoined old leader included')
 	  or diag(move_leftovers());
-	my @said = grep { /replication slot/ } split /\n/, slurp_file("$old->{dir}/patroni.log");
+	my @said = grep { /replication slot|pg_rewind/ } split /\n/, slurp_file("$old->{dir}/patroni.log");
 	note(sprintf('2: nothing left %.1f s after the old leader streamed; its Patroni said: %s', $left // -1, join(' | ', @said) || 'nothing of slots'));
+}
+
+# --- 2b. a move's source switched over mid-copy ------------------------------
+# A switchover stops the leader cleanly: it needs no pg_rewind (which
+# empties pg_replslot, from PostgreSQL 11), so it rejoins as a replica
+# with the move's slot in pg_replslot, where the slot would hold WAL.
+# Patroni drops it there (a slot it does not know). The move finds its
+# slot gone from the new leader and rolls back at once.
+{
+	$node{b}->wait_replicas;
+	my $hold = spawn($router->leader, q{SET application_name = 'pause_holder';
+		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), 5), pg_sleep(600)});
+	wait_until(10, sub { $router->leader->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) > 0 });
+	my $mv = spawn($router->leader, [ q{SET shardid_test.move_pause = 'copy'}, q{CALL shardid.move_shard(5, 'a')} ]);
+	paused($router->leader, $mv, 'the move');
+	my $t0 = time;
+	my $old = $node{b}->leader;
+	my $new = $node{b}->switchover;
+	$router->leader->psql('app', q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pause_holder'});
+	reap($hold);
+	my ($rc, $out, $err) = reap($mv);
+	note(sprintf('2b: source switched over to %s mid-copy: the move %s %.1f s after the switchover began',
+			$new->{name}, $rc == 0 ? 'finished' : 'rolled back', time - $t0));
+	like($err, qr/rolled back/, '2b: the move rolled back by itself') or diag($err);
+	is($router->leader->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '2b: no move left in progress');
+	$node{b}->wait_replicas;
+	my ($src, $kept) = $old->try_psql('app', q{SELECT string_agg(slot_name, ' ') FROM pg_replication_slots WHERE slot_type = 'logical'});
+	note('2b: the old leader, a replica again, holds: ' . ($kept || 'no logical slot'));
+	my $left = wait_until(30, sub { move_leftovers() eq '' });
+	ok(defined $left, '2b: nothing of the move is left on any member, the old leader included') or diag(move_leftovers());
+	my @said = grep { /replication slot|pg_rewind/ } split /\n/, slurp_file("$old->{dir}/patroni.log");
+	note('2b: its Patroni said: ' . (join(' | ', @said) || 'nothing of slots'));
 }
 
 # case 1's old leader of a is back
