@@ -366,7 +366,10 @@ SKIP:
 	skip 'this shardid has no launcher (SHOW shardid.launcher fails): a promoted router cannot resume a job', 4
 	  if $rc;
 	my $r = $router->leader;
-	# shard 2 and 3 to b: the job moves one, held in its copy
+	# By count, one shard goes from b (1, 4-7) to a (0, 2, 3): the job's
+	# move is held in its copy (the pause hook, through the database's
+	# setting, which the job's worker reads) while the router fails over;
+	# the promoted member's launcher resumes the job, whose move resumes.
 	my $hold = spawn($r, q{SET application_name = 'pause_holder';
 		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), s) FROM generate_series(0, 7) AS s; SELECT pg_sleep(600)});
 	wait_until(10, sub { $r->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) >= 8 });
