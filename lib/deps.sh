@@ -38,6 +38,9 @@ shardid_test_deps() {
 	echo python3 python3-pytest python3-psycopg python3-psycopg-pool python3-psycopg2 \
 		python3-sqlalchemy python3-django python3-alembic pgbouncer git pgxnclient unzip
 	deps_nodesource || echo nodejs node-pg npm
+	# test/tap/ha_patroni.pl (Patroni on etcd) and pgbackrest.pl: the HA
+	# and backup tools users run (docs/high-availability.md)
+	echo patroni etcd-server pgbackrest
 }
 
 # Whether the installed nodejs is NodeSource's build, not Debian's.

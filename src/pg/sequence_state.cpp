@@ -285,10 +285,14 @@ report_failover_move(Relation rel, const shardid::Layout &layout, int64 from, in
 	(void) shardid::decode_state(layout, to, &to_ms, &counter);
 	XLogRecPtr begin = timeline_begin();
 
+	/* every shard's generator has the same name: the schema says which shard */
+	const char *nspname = get_namespace_name(RelationGetNamespace(rel));
+	const char *name = nspname ? psprintf("%s.%s", nspname, RelationGetRelationName(rel))
+							   : RelationGetRelationName(rel);
+
 	ereport(LOG, (errmsg("shardid: generator \"%s\" moved past the previous timeline's IDs, "
 						 "from state %lld to %lld, %lld ms ahead of the clock",
-						 RelationGetRelationName(rel), (long long) from, (long long) to,
-						 (long long) (to_ms - now_unix_ms)),
+						 name, (long long) from, (long long) to, (long long) (to_ms - now_unix_ms)),
 				  errdetail("Timeline %u begins at %X/%X; the generator was last logged before it. "
 							"shardid.max_clock_skew = %d ms, shardid.max_drift = %d ms.",
 							GetWALInsertionTimeLine(), (uint32) (begin >> 32), (uint32) begin,

@@ -198,6 +198,9 @@ my $gap = $standby2->safe_psql('postgres', sprintf(q{
 	FROM t WHERE tag = 'standby2 promoted'}, max_of(@p2)));
 note("case 2: the first ID after the promotion is ${gap}s past the burst's last");
 disjoint('case 2 (burst, clocks equal, max_clock_skew 0)', \@p2, \@s2);
+# every shard's generator is named id_seq: the line names its schema too
+ok($standby2->log_contains(qr/shardid: generator "public\.s" moved past the previous timeline's IDs/),
+	'case 2: the log line names the generator by its schema-qualified name');
 is(common(\@old, \@s2), 0, 'case 2: none of them is one of the primary\'s IDs');
 
 # Case 1: standby1 starts 30 s behind and is promoted; a crash right after.

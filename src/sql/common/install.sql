@@ -47,6 +47,7 @@
 \ir router/_dblink_schema.sql
 \ir router/_node_close.sql
 \ir router/_pinned_connstr.sql
+\ir _one_line.sql
 \ir router/_node_connect.sql
 \ir router/_node_send.sql
 \ir router/_node_wait.sql

@@ -74,6 +74,7 @@
 \ir router/_move_rollback_step.sql
 \ir router/_move_rollback_start.sql
 \ir router/_move_rollback_steps.sql
+\ir router/_move_rollback_wait.sql
 \ir router/_move_rollback.sql
 \ir router/_move_outcome.sql
 \ir router/_move_run.sql

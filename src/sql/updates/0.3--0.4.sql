@@ -18,6 +18,11 @@ DROP FUNCTION shardid_internal._move_abort_end(shardid_internal._move_run);
 DROP FUNCTION shardid_internal._move_aborted(shardid_internal._move_run, text);
 DROP FUNCTION shardid_internal._move_failure(shardid_internal._move_run);
 
+-- High availability (issue 45): a move's rollback retries a node that does
+-- not answer (a failover under way) for up to node_timeout.
+DROP PROCEDURE shardid_internal._move_rollback(integer);
+DROP FUNCTION shardid_internal._move_rollback_steps(shardid.shard_moves);
+
 -- check_cluster(): one function per kind (operations/router/_check_*.sql);
 -- _check_unsafe_name() lists what _node_facts_unsafe() did.
 DROP FUNCTION shardid_internal._node_facts_unsafe(jsonb);

@@ -5,7 +5,8 @@
 -- (passwords come from the router's server user's ~/.pgpass) and its
 -- search_path pinned for the whole session (_pinned_connstr): every
 -- statement a move sends runs with search_path = pg_catalog, pg_temp. A
--- node that cannot be reached fails with 08001 naming the node.
+-- node that cannot be reached fails with 08001 naming the node, libpq's
+-- error on one line (_one_line: a multi-host string gives one per host).
 CREATE OR REPLACE FUNCTION shardid_internal._node_connect(conn text, node text) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -31,7 +32,7 @@ BEGIN
             USING conn, shardid_internal._pinned_connstr('connect_timeout=10 application_name=shardid_move ' || cs);
     EXCEPTION WHEN sqlclient_unable_to_establish_sqlconnection OR connection_exception THEN
         GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-        RAISE EXCEPTION 'node "%" is unreachable: %', node, COALESCE(NULLIF(rtrim(det, E'\n'), ''), msg)
+        RAISE EXCEPTION 'node "%" is unreachable: %', node, shardid_internal._one_line(COALESCE(NULLIF(rtrim(det, E'\n'), ''), msg))
             USING ERRCODE = 'sqlclient_unable_to_establish_sqlconnection';
     END;
 END

@@ -73,6 +73,7 @@ BEGIN
         END IF;
     EXCEPTION WHEN OTHERS THEN
         GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+        msg := shardid_internal._one_line(msg);
         -- the node's own error (a subscription that cannot reach the
         -- source fails with 08006 too) when the connection still works
         IF NOT shardid_internal._node_unreachable(st) OR shardid_internal._node_alive(conn) THEN

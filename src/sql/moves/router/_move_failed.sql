@@ -1,6 +1,6 @@
 -- Router, move_shard(): the first step after a phase failed with e_state
 -- and e_msg: absorbs a second cancel, closes the move's connections and
--- records the error as the move's last_error. Returns the move's phase
+-- records the error as the move's last_error (on one line: _one_line). Returns the move's phase
 -- now (NULL without a row; phase, the one it failed in, if the row cannot
 -- be written). Never raises; the caller commits, then rolls back
 -- (_move_rollback, which keeps a repointed move) and reports
@@ -15,7 +15,7 @@ BEGIN
     END IF;
     PERFORM shardid_internal._move_disconnect();
     BEGIN
-        UPDATE shardid.shard_moves AS x SET last_error = e_msg, updated_at = clock_timestamp()
+        UPDATE shardid.shard_moves AS x SET last_error = shardid_internal._one_line(e_msg), updated_at = clock_timestamp()
          WHERE x.shard = _move_failed.shard
         RETURNING x.phase INTO phase;
     EXCEPTION WHEN query_canceled OR OTHERS THEN

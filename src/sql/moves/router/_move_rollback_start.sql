@@ -1,6 +1,7 @@
 -- Router, the first transaction of _move_rollback(): reads the move's row
 -- under the lock on shard_placement that repoint_shard() takes and, unless
--- it is repointed, turns it to phase 'aborting'. Returns the row to roll
+-- it is repointed, turns it to phase 'aborting' and says so (a NOTICE,
+-- once: _move_rollback() may run the steps again). Returns the row to roll
 -- back; NULL when there is none, it is repointed (it stays so), or this
 -- failed or was cancelled. Never raises: the caller commits either way.
 CREATE OR REPLACE FUNCTION shardid_internal._move_rollback_start(shard integer) RETURNS shardid.shard_moves
@@ -17,6 +18,7 @@ BEGIN
     END IF;
     UPDATE shardid.shard_moves AS x SET phase = 'aborting', updated_at = clock_timestamp()
      WHERE x.shard = _move_rollback_start.shard;
+    RAISE NOTICE 'rolling back the move of shard %: it stays on "%"', m.shard, m.source;
     RETURN m;
 EXCEPTION WHEN query_canceled OR OTHERS THEN
     RETURN NULL;

@@ -9,8 +9,10 @@
 -- When all succeeded the row is deleted; else it stays in phase 'aborting'
 -- with last_error listing what is left ('rollback incomplete, left: ...',
 -- or 'rollback cancelled, left: ...' when a cancel stopped the steps).
+-- Returns whether something was left because its node could not be
+-- reached (_move_rollback may then try again: a failover under way).
 -- Never raises; the caller commits.
-CREATE OR REPLACE FUNCTION shardid_internal._move_rollback_steps(m shardid.shard_moves) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._move_rollback_steps(m shardid.shard_moves) RETURNS boolean
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -21,14 +23,14 @@ DECLARE
     step      jsonb;
     cancelled boolean := false;
     tgt_done  boolean := false;
+    outage    boolean := false;
 BEGIN
-    RAISE NOTICE 'rolling back the move of shard %: it stays on "%"', m.shard, m.source;
-
     -- 1. the source writable again, before anything else
     step := shardid_internal._move_rollback_step('shardid_move_source', m.source,
                                         format('SELECT shardid.unfreeze_shard_tables(%L)', m.schema_name),
                                         format('the freeze of shard %s', m.shard));
     remaining := ARRAY[step ->> 'left'];
+    outage := outage OR COALESCE((step ->> 'unreachable')::boolean, false);
     -- 2. the subscription, without the source
     IF NOT step ? 'cancelled' THEN
         step := shardid_internal._move_rollback_step('shardid_move_target', m.target,
@@ -37,6 +39,7 @@ BEGIN
         tgt_done := step ? 'value';
         res := (step ->> 'value')::jsonb;
         remaining := remaining || (step ->> 'left');
+        outage := outage OR COALESCE((step ->> 'unreachable')::boolean, false);
     END IF;
     -- 3. the slots (table-sync ones too) and the publication
     IF NOT step ? 'cancelled' THEN
@@ -49,6 +52,7 @@ BEGIN
             remaining := remaining || format('replication slots %s on node "%s" (in use)', step ->> 'value', m.source);
         END IF;
         remaining := remaining || (step ->> 'left');
+        outage := outage OR COALESCE((step ->> 'unreachable')::boolean, false);
     END IF;
     -- 4. the target's copy, once nothing replicates into it
     IF NOT step ? 'cancelled' THEN
@@ -57,6 +61,7 @@ BEGIN
                                                 format('SELECT shardid_internal._move_drop_copy(%s, %L)', m.shard, m.schema_name),
                                                 format('the copy %s', quote_ident(m.schema_name)));
             remaining := remaining || (step ->> 'left');
+            outage := outage OR COALESCE((step ->> 'unreachable')::boolean, false);
         ELSE
             remaining := remaining || format('the copy %s on node "%s"', quote_ident(m.schema_name), m.target);
         END IF;
@@ -81,10 +86,11 @@ BEGIN
     EXCEPTION WHEN query_canceled OR OTHERS THEN
         NULL;
     END;
+    RETURN outage AND NOT cancelled AND cardinality(remaining) > 0;
 END
 $$;
 
 REVOKE ALL ON FUNCTION shardid_internal._move_rollback_steps(shardid.shard_moves) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._move_rollback_steps(shardid.shard_moves) IS
-    'Router, moves: the steps of a rollback (source writable, subscription, slots and publication, target copy), each on its own; deletes the move''s row, or records what is left; never raises.';
+    'Router, moves: the steps of a rollback (source writable, subscription, slots and publication, target copy), each on its own; deletes the move''s row, or records what is left and returns whether a node could not be reached; never raises.';

@@ -51,8 +51,9 @@ BEGIN
     END LOOP;
     IF s.err IS NOT NULL THEN
         COMMIT;
-        -- rolled back unless it is repointed (or gone): _move_rollback_start
-        CALL shardid_internal._move_rollback(shard);
+        -- rolled back unless it is repointed (or gone): _move_rollback_start;
+        -- a node that failed it is waited for, up to node_timeout
+        CALL shardid_internal._move_rollback(shard, node_timeout, s.err[1]);
         s := shardid_internal._move_rolled_back(s, 'failure');
         COMMIT;
         PERFORM shardid_internal._move_raise(s);

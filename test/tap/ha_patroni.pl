@@ -1,0 +1,397 @@
+# shardid under the HA tools users run (docs/high-availability.md): two
+# data nodes and the router, each a Patroni cluster of two members
+# (synchronous mode) on one etcd, the nodes added to the router with
+# multi-host connect strings (target_session_attrs=read-write), and the
+# application's writes going through the router. For each failover: how
+# long writes paused, IDs repeated, acknowledged writes lost, and how long
+# until the move or job ended with no one acting (noted in the log, and
+# in docs/high-availability.md).
+#   1. node a's leader killed under writes (the replica takes over when
+#      the leader key expires: ttl): 0 repeated IDs, 0 acknowledged writes
+#      lost; the old leader rejoins (pg_rewind); the new leader's log
+#      names each generator moved by its schema-qualified name.
+#   2. a move's source (b) killed mid-copy, node_timeout shorter than the
+#      failover: the copy gives up, the rollback waits for the node and
+#      ends by itself; nothing left on any member, the rejoined old leader
+#      included (pg_rewind empties pg_replslot).
+#      2b. its source switched over instead (no pg_rewind): the old leader
+#      keeps the move's slot in pg_replslot as a replica; Patroni drops it.
+#   3. a move's target switched over mid-copy: the move ends by itself.
+#   4. the router failed over (patronictl failover: pg_ctl promote) while a
+#      background job moves shards: the launcher (shardid in
+#      shared_preload_libraries) resumes it on the new leader and it ends
+#      'finished'. Skipped where this shardid has no launcher.
+# Skipped where patroni or etcd is not installed (lib/deps.sh installs
+# Debian's patroni and etcd-server).
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use File::Basename qw(dirname);
+use IPC::Run;
+use PostgreSQL::Test::Utils;
+use ShardidPatroni;
+use ShardidTest qw(node_insert_post_sql post_ids_sql router_dblink_sql);
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+if (my $why = ShardidPatroni::missing())
+{
+	plan skip_all => $why;
+}
+
+my $t_all = time;
+my $ha = ShardidPatroni->new;
+my $template = q{
+CREATE EXTENSION shardid;
+CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
+} . node_insert_post_sql() . post_ids_sql('node');
+# the router preloads shardid: its launcher resumes jobs after a promotion
+my $c = $ha->clusters(
+	a => { logical => 1, sql => $template },
+	b => { logical => 1, sql => $template },
+	router => {
+		parameters => { shared_preload_libraries => 'shardid' },
+		sql => 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;'
+	});
+my %node = (a => $c->{a}, b => $c->{b});
+my $router = $c->{router};
+$node{a}->leader->psql('app', "SELECT shardid.create_shards(0, 3); SELECT shardid.create_table('public.posts');");
+$node{b}->leader->psql('app', "SELECT shardid.create_shards(4, 7); SELECT shardid.create_table('public.posts');");
+
+# the router: each node by the connect string of both its members
+my $r = $router->leader;
+for my $n (qw(a b))
+{
+	$r->psql('app', "SELECT shardid.add_node('$n', \$\$" . $node{$n}->connstr('app') . "\$\$)");
+}
+$r->psql('app', "SELECT shardid.place_shards('a', 0, 3); SELECT shardid.place_shards('b', 4, 7);");
+$r->psql('app', slurp_file(dirname(__FILE__) . '/../lib/move_pause.sql'));
+
+# The application's writer on the router: public.insert_post(shard, body)
+# calls the shard's node over dblink (a new connection each time, so it
+# follows the node's leader), retrying in a new transaction while the node
+# is unreachable or read-only, for up to 120 s. public.written keeps every
+# acknowledged ID (no UNIQUE constraint: repeats are counted, not refused).
+$r->psql('app', router_dblink_sql() . q{
+CREATE FUNCTION public.insert_post(i_shard integer, i_body text) RETURNS bigint LANGUAGE sql AS $$
+    SELECT t.id FROM public.dblink(public.shard_connstr(i_shard),
+                                   format('SELECT public.insert_post(%s, %L)', i_shard, i_body)) AS t(id bigint)
+$$;
+CREATE TABLE public.written (n bigserial PRIMARY KEY, id bigint NOT NULL, key integer NOT NULL,
+                             at timestamptz NOT NULL DEFAULT clock_timestamp(), retries integer NOT NULL);
+CREATE TABLE public.stop_writer (stop boolean);
+CREATE PROCEDURE public.writer(i_keys integer[]) LANGUAGE plpgsql AS $$
+DECLARE
+    k integer; new_id bigint; tries integer; i integer := 0; t0 timestamptz;
+BEGIN
+    WHILE NOT EXISTS (SELECT FROM public.stop_writer) LOOP
+        i := i + 1;
+        k := i_keys[1 + i % cardinality(i_keys)];
+        tries := 0;
+        t0 := clock_timestamp();
+        LOOP
+            BEGIN
+                new_id := public.insert_post(k, 'writer ' || i);
+                EXIT;
+            EXCEPTION WHEN read_only_sql_transaction OR sqlclient_unable_to_establish_sqlconnection
+                        OR connection_exception OR admin_shutdown OR crash_shutdown OR cannot_connect_now THEN
+                tries := tries + 1;
+                IF clock_timestamp() - t0 > interval '120 s' THEN RAISE; END IF;
+            END;
+            COMMIT;
+            PERFORM pg_sleep(0.05);
+        END LOOP;
+        INSERT INTO public.written (id, key, retries) VALUES (new_id, k, tries);
+        COMMIT;
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+END $$;
+});
+note(sprintf('three Patroni clusters set up in %.1f s', time - $t_all));
+
+# spawn(MEMBER, SQL) — psql running SQL (or each of an array of
+# statements, one transaction each) on the member's app in the background; reap(H) — its exit code, output and errors.
+sub spawn
+{
+	my ($m, $sql) = @_;
+	my %h = (out => '', err => '');
+	$h{run} = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1',
+			'-d', "host=127.0.0.1 port=$m->{port} user=postgres dbname=app",
+			map { ('-c', $_) } ref $sql ? @$sql : ($sql)
+		],
+		'<', \undef, '>', \$h{out}, '2>', \$h{err});
+	return \%h;
+}
+
+sub reap
+{
+	my ($h) = @_;
+	my $rc = $h->{run}->finish ? 0 : ($? >> 8) || 1;
+	return ($rc, $h->{out}, $h->{err});
+}
+
+# paused(MEMBER, WHAT) — until a session waits at the pause hook; bails out
+# naming what failed when the move or job H ended first.
+sub paused
+{
+	my ($m, $h, $what) = @_;
+	my $t = wait_until(60, sub {
+		return 1 if $h && done($h);
+		$m->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted}) > 0 });
+	BAIL_OUT("$what did not reach its copy: " . ($h ? join(' ', reap($h)) : '')) if !defined $t || ($h && done($h));
+	return;
+}
+
+# done(H) — whether the background psql H has ended.
+sub done
+{
+	my ($h) = @_;
+	return 1 unless $h->{run}->pumpable;
+	eval { $h->{run}->pump_nb; };
+	return !$h->{run}->pumpable;
+}
+
+# ids(NODE, SHARDS) — the IDs of the shards' posts on the node's leader.
+sub ids
+{
+	my ($c, @shards) = @_;
+	return split /\n/, $c->wait_leader->psql('app', 'SELECT public.post_ids(ARRAY[' . join(',', @shards) . '])');
+}
+
+# the router's checks after each failover
+sub cluster_problems
+{
+	return $router->wait_leader->psql('app',
+		q{SELECT COALESCE(string_agg(kind || ' ' || COALESCE(shard::text, '-') || ' ' || COALESCE(node, '-') || ': ' || detail, '; '), '')
+		    FROM shardid.check_cluster()});
+}
+
+# move_leftovers() — the moves' objects on every member of both nodes,
+# replicas included ('' when none): publications and subscriptions on the
+# leaders, replication slots named shardid_move_% or pg_%_sync_% anywhere.
+sub move_leftovers
+{
+	my @left;
+	for my $n (sort keys %node)
+	{
+		my $l = $node{$n}->wait_leader;
+		my $o = $l->psql('app', q{SELECT concat_ws(' ', (SELECT string_agg(pubname, ' ') FROM pg_publication),
+		                                              (SELECT string_agg(subname, ' ') FROM pg_subscription))});
+		push @left, "$n leader: $o" if $o ne '';
+		for my $m ($node{$n}->members)
+		{
+			next unless $m->{proc};
+			my ($rc, $s) = $m->try_psql('app', q{SELECT string_agg(slot_name, ' ') FROM pg_replication_slots
+			                                      WHERE slot_type = 'logical'});
+			push @left, "$m->{name}: slots $s" if $rc == 0 && $s ne '';
+		}
+	}
+	push @left, 'router: moves ' . $_
+	  for grep { $_ ne '' } $router->wait_leader->psql('app', q{SELECT string_agg(shard || ' ' || phase || ' ' || COALESCE(last_error, ''), '; ') FROM shardid.shard_moves});
+	return join '; ', @left;
+}
+
+# wait_until(TIMEOUT, CODE) — polls CODE every 0.2 s; the seconds it
+# took, or undef after TIMEOUT s.
+sub wait_until
+{
+	my ($timeout, $code) = @_;
+	my $t0 = time;
+	until ($code->())
+	{
+		return undef if time - $t0 > $timeout;
+		usleep(200_000);
+	}
+	return time - $t0;
+}
+
+# --- 1. node a's leader killed under writes ---------------------------------
+{
+	my $w = spawn($router->leader, 'CALL public.writer(ARRAY[0, 1, 2, 3])');
+	wait_until(30, sub { $router->leader->psql('app', 'SELECT count(*) FROM public.written') >= 50 })
+	  or BAIL_OUT('the writer wrote nothing');
+	my $killed_at = time;
+	my $old = $node{a}->kill_leader;
+	my $new = $node{a}->wait_leader($old);
+	my $promoted = time - $killed_at;
+	# writes go on through the new leader
+	my $before = $router->leader->psql('app', 'SELECT count(*) FROM public.written');
+	ok(wait_until(60, sub { $router->leader->psql('app', 'SELECT count(*) FROM public.written') >= $before + 50 }),
+		'1: writes go on through the new leader of a, by the same connect string');
+	$router->leader->psql('app', 'INSERT INTO public.stop_writer VALUES (true)');
+	my ($rc, $out, $err) = reap($w);
+	is($rc, 0, '1: the writer ended without an error') or diag($err);
+	$router->leader->psql('app', 'DELETE FROM public.stop_writer');
+
+	my $r = $router->leader;
+	my ($acked, $repeated, $paused) = split /\|/, $r->psql('app', q{
+		SELECT count(*), count(*) - count(DISTINCT id),
+		       round(extract(epoch FROM (SELECT max(d) FROM (SELECT at - lag(at) OVER (ORDER BY n) AS d FROM public.written) AS g))::numeric, 1)
+		  FROM public.written});
+	my %on_a = map { $_ => 1 } ids($node{a}, 0 .. 3);
+	my @lost = grep { !$on_a{$_} } split /\n/, $r->psql('app', 'SELECT id FROM public.written');
+	is($repeated, 0, "1: no ID acknowledged twice ($acked acknowledged)");
+	is(scalar(@lost), 0, '1: no acknowledged write lost (synchronous mode)');
+	note(sprintf('1: leader of a killed: %s promoted after %.1f s; writes paused %s s; %d acknowledged, %d repeated, %d lost',
+			$new->{name}, $promoted, $paused, $acked, $repeated, scalar(@lost)));
+	like($new->log, qr/shardid: generator "shard_000[0-3]\.id_seq" moved past the previous timeline's IDs/,
+		'1: the new leader logs the generator moved by its schema-qualified name');
+
+	# the old leader rejoins as a replica (pg_rewind) while case 2 runs on b
+	$node{a}{rejoining} = [ $old, time ];
+	$old->start;
+}
+
+# --- 2. a move's source killed mid-copy --------------------------------------
+# The move of shard 4 from b to a is held in its copy (the pause hook of
+# test/lib/move_pause.sql) while b's leader is killed; node_timeout (15 s)
+# is shorter than the failover (ttl 20 s), so the copy gives up while b has
+# no leader and the rollback must wait for it.
+{
+	my $hold = spawn($router->leader, q{SET application_name = 'pause_holder';
+		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), 4), pg_sleep(600)});
+	wait_until(10, sub { $router->leader->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) > 0 });
+	my $mv = spawn($router->leader,
+		[ q{SET shardid_test.move_pause = 'copy'}, q{CALL shardid.move_shard(4, 'a', node_timeout => '15 s')} ]);
+	paused($router->leader, $mv, 'the move');
+	my $slot = $node{b}->leader->psql('app', q{SELECT string_agg(slot_name, ' ') FROM pg_replication_slots WHERE slot_type = 'logical'});
+	my $killed_at = time;
+	my $old = $node{b}->kill_leader;
+	$router->leader->psql('app', q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pause_holder'});
+	reap($hold);
+	my ($rc, $out, $err) = reap($mv);
+	my $ended = time - $killed_at;
+	isnt($rc, 0, '2: the move failed');
+	like($err, qr/rolled back/, '2: and was rolled back') or diag($err);
+	unlike($err, qr/rollback incomplete/, '2: the rollback is complete') or diag($err);
+	my ($msg) = $err =~ /ERROR:\s+(.*?)(?=\n(?:[A-Z]+:|psql:)|\n*\z)/s;
+	unlike($msg // '', qr/\n/, '2: its error is one line, libpq\'s per-host errors folded') or diag($err);
+	is(scalar(() = $err =~ /rolling back the move/g), 1, '2: the rollback says once that it rolls back') or diag($err);
+	note("2: the move's error: $err");
+	is($router->leader->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '2: no move left in progress');
+	note(sprintf('2: source killed mid-copy: the move ended by itself %.1f s after the kill (node_timeout 15 s)', $ended));
+	is($router->leader->psql('app', 'SELECT node FROM shardid.placement WHERE shard = 4'), 'b', '2: shard 4 stays on b');
+	is($node{b}->wait_leader->psql('app', q{SELECT count(*) FROM pg_trigger AS t JOIN pg_class AS c ON c.oid = t.tgrelid
+	                                          WHERE c.relnamespace = 'shard_0004'::regnamespace}), '0', '2: shard 4 is not frozen on b');
+
+	# The old leader rejoins with pg_rewind, which leaves pg_replslot alone:
+	# it starts as a replica with the move's slots, which would hold WAL
+	# there. Patroni drops them (an unknown slot on a member, unless
+	# ignore_slots names it: docs/high-availability.md).
+	$old->start;
+	$node{b}->wait_replicas;
+	note("2: the move's slots on the old leader when it was killed: $slot");
+	note('2: left when the old leader streamed again: ' . (move_leftovers() || 'nothing'));
+	my $left = wait_until(30, sub { move_leftovers() eq '' });
+	ok(defined $left, '2: nothing of the move is left on any member, the rejoined old leader included')
+	  or diag(move_leftovers());
+	my @said = grep { /replication slot|pg_rewind/ } split /\n/, slurp_file("$old->{dir}/patroni.log");
+	note(sprintf('2: nothing left %.1f s after the old leader streamed; its Patroni said: %s', $left // -1, join(' | ', @said) || 'nothing of slots'));
+}
+
+# --- 2b. a move's source switched over mid-copy ------------------------------
+# A switchover stops the leader cleanly: it needs no pg_rewind (which
+# empties pg_replslot, from PostgreSQL 11), so it rejoins as a replica
+# with the move's slot in pg_replslot, where the slot would hold WAL.
+# Patroni drops it there (a slot it does not know). The move finds its
+# slot gone from the new leader and rolls back at once.
+{
+	$node{b}->wait_replicas;
+	my $hold = spawn($router->leader, q{SET application_name = 'pause_holder';
+		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), 5), pg_sleep(600)});
+	wait_until(10, sub { $router->leader->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) > 0 });
+	my $mv = spawn($router->leader, [ q{SET shardid_test.move_pause = 'copy'}, q{CALL shardid.move_shard(5, 'a')} ]);
+	paused($router->leader, $mv, 'the move');
+	my $t0 = time;
+	my $old = $node{b}->leader;
+	my $new = $node{b}->switchover;
+	$router->leader->psql('app', q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pause_holder'});
+	reap($hold);
+	my ($rc, $out, $err) = reap($mv);
+	note(sprintf('2b: source switched over to %s mid-copy: the move %s %.1f s after the switchover began',
+			$new->{name}, $rc == 0 ? 'finished' : 'rolled back', time - $t0));
+	like($err, qr/rolled back/, '2b: the move rolled back by itself') or diag($err);
+	is($router->leader->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '2b: no move left in progress');
+	$node{b}->wait_replicas;
+	my ($src, $kept) = $old->try_psql('app', q{SELECT string_agg(slot_name, ' ') FROM pg_replication_slots WHERE slot_type = 'logical'});
+	note('2b: the old leader, a replica again, holds: ' . ($kept || 'no logical slot'));
+	my $left = wait_until(30, sub { move_leftovers() eq '' });
+	ok(defined $left, '2b: nothing of the move is left on any member, the old leader included') or diag(move_leftovers());
+	my @said = grep { /replication slot|pg_rewind/ } split /\n/, slurp_file("$old->{dir}/patroni.log");
+	note('2b: its Patroni said: ' . (join(' | ', @said) || 'nothing of slots'));
+}
+
+# case 1's old leader of a is back
+{
+	my ($old, $t0) = @{ $node{a}{rejoining} };
+	$node{a}->wait_replicas;
+	note(sprintf('1: %s streams again as a replica (checked %.1f s after its Patroni started)', $old->{name}, time - $t0));
+	is($old->psql('app', 'SELECT pg_is_in_recovery()'), 't', '1: the old leader of a rejoined as a replica');
+	is(cluster_problems(), '', '1, 2: check_cluster() finds nothing');
+}
+
+# --- 3. a move's target switched over mid-copy -------------------------------
+{
+	my $hold = spawn($router->leader, q{SET application_name = 'pause_holder';
+		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), 1), pg_sleep(600)});
+	wait_until(10, sub { $router->leader->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) > 0 });
+	my $mv = spawn($router->leader, [ q{SET shardid_test.move_pause = 'copy'}, q{CALL shardid.move_shard(1, 'b')} ]);
+	paused($router->leader, $mv, 'the move');
+	my $t0 = time;
+	my $new = $node{b}->switchover;
+	$router->leader->psql('app', q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pause_holder'});
+	reap($hold);
+	my ($rc, $out, $err) = reap($mv);
+	my $ended = time - $t0;
+	my $where = $router->leader->psql('app', 'SELECT node FROM shardid.placement WHERE shard = 1');
+	note(sprintf('3: target switched over to %s mid-copy: the move %s %.1f s after the switchover began',
+			$new->{name}, $rc == 0 ? 'finished' : 'rolled back', $ended));
+	note("3: $err") if $rc;
+	is($rc == 0 ? $where : 'a', $rc == 0 ? 'b' : $where, '3: the move ended by itself, the shard on one node');
+	is($router->leader->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '3: no move left in progress');
+	$node{b}->wait_replicas;
+	ok(defined wait_until(30, sub { move_leftovers() eq '' }), '3: nothing of the move is left on any member')
+	  or diag(move_leftovers());
+	is(cluster_problems(), '', '3: check_cluster() finds nothing');
+}
+
+# --- 4. the router failed over during a background job -----------------------
+SKIP:
+{
+	my ($rc) = $router->leader->try_psql('app', 'SHOW shardid.launcher_naptime');
+	skip 'this shardid has no launcher (SHOW shardid.launcher_naptime fails): a promoted router cannot resume a job', 4
+	  if $rc;
+	my $r = $router->leader;
+	# By count, one shard goes from b (1, 4-7) to a (0, 2, 3): the job's
+	# move is held in its copy (the pause hook, through the database's
+	# setting, which the job's worker reads) while the router fails over;
+	# the promoted member's launcher resumes the job, whose move resumes.
+	my $hold = spawn($r, q{SET application_name = 'pause_holder';
+		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), s) FROM generate_series(0, 7) AS s; SELECT pg_sleep(600)});
+	wait_until(10, sub { $r->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) >= 8 });
+	$r->psql('app', q{ALTER DATABASE app SET shardid_test.move_pause = 'copy'});
+	my $job = $r->psql('app', q{SELECT shardid.rebalance_start('by_count')});
+	paused($r, undef, 'the job');
+	$r->psql('app', q{ALTER DATABASE app RESET shardid_test.move_pause});
+	my $t0 = time;
+	my $new = $router->failover;
+	my $promoted = time - $t0;
+	$hold->{run}->kill_kill;
+	my $finished = wait_until(180, sub {
+		($new->try_psql('app', "SELECT state FROM shardid.rebalance_status($job)"))[1] eq 'finished' });
+	ok(defined $finished, "4: the job ends 'finished' on the promoted router with no one acting")
+	  or diag($new->psql('app', "SELECT * FROM shardid.rebalance_status($job)"));
+	note(sprintf("4: router failed over to %s in %.1f s; the job finished %.1f s later", $new->{name}, $promoted, $finished // -1));
+	is($new->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '4: no move left in progress');
+	$router->wait_replicas;
+	ok(defined wait_until(30, sub { move_leftovers() eq '' }), '4: nothing of the moves is left on any member')
+	  or diag(move_leftovers());
+	is(cluster_problems(), '', '4: check_cluster() finds nothing');
+}
+
+note(sprintf('ha_patroni.pl: %.1f s', time - $t_all));
+done_testing();
