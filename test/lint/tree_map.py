@@ -98,8 +98,11 @@ def main():
                             f"folder holds' at the left margin, and under it '  {f[len(under):]}  "
                             "one line on what it is'")
         else:
+            rel = f[len(under):]
+            folder = f" (or '  {rel.split('/')[0]}/**  what the folder holds', for a folder of one kind)" \
+                if "/" in rel else ""
             problems.append(f"{f} is not on {path}'s map (## Source tree): add the line "
-                            f"'  {f[len(under):]}  one line on what it is' under '{under}'")
+                            f"'  {rel}  one line on what it is' under '{under}'{folder}")
     for p in problems:
         print(p)
     if problems:
