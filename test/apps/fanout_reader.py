@@ -1,7 +1,8 @@
 """A reader for test/tap/apps.pl: ShardMap.fan_out() over every placed shard,
 in batches of 4 shards, pass after pass until the stop file exists, with a
 map that is never reloaded on its interval (reload_interval = 1 hour): only
-the errors of a moved shard make it read the placement again. Each pass must
+the errors of a moved shard make it read the placement again (a frozen
+shard is waited for up to a minute, retry_deadline). Each pass must
 yield every shard's count exactly once, from a READ ONLY transaction; one
 line per pass goes to the output file: "PASS RETRIES NODE_OF_SHARD_3".
 Any error ends it with status 1.
@@ -16,7 +17,7 @@ import time
 from shardid_router import ShardMap
 
 router, nodes, stop, out = sys.argv[1:5]
-m = ShardMap(router, json.loads(nodes), reload_interval=3600.0)
+m = ShardMap(router, json.loads(nodes), reload_interval=3600.0, retry_deadline=60.0)
 shards = m.shards()
 n = 0
 with open(out, "w", encoding="ascii") as f:

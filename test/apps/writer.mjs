@@ -2,14 +2,17 @@
 // into the given shards in turn until the stop file exists, reads every row
 // back by its ID, and writes one line per acknowledged insert to the output
 // file: "ID SHARD RETRIES MILLISECONDS". Any error but the shard map's own
-// retries ends it with status 1.
+// retries ends it with status 1. Its map is reloaded only when a moved
+// shard's error asks for it (reloadInterval: 1 hour), so every move is seen
+// as retries whatever the timing; a frozen shard is waited for up to a
+// minute (retryDeadline).
 //   node writer.mjs ROUTER NODES_JSON SHARDS STOP_FILE OUT_FILE
 import { existsSync, openSync, writeSync } from 'node:fs';
 import { ShardMap } from './shardid-router.mjs';
 
 const [router, nodesJson, shardList, stop, out] = process.argv.slice(2);
 const shards = shardList.split(',').map(Number);
-const m = new ShardMap({ router, nodes: JSON.parse(nodesJson) });
+const m = new ShardMap({ router, nodes: JSON.parse(nodesJson), reloadInterval: 3600000, retryDeadline: 60000 });
 const f = openSync(out, 'w');
 let n = 0;
 while (!existsSync(stop)) {

@@ -5,6 +5,11 @@ exists, reads every row back by its ID, and writes one line per
 acknowledged insert to the output file: "ID SHARD RETRIES MILLISECONDS".
 Any error but the shard map's own retries ends it with status 1.
 
+The map is reloaded only when an error of the moved shard asks for it, never
+on its interval (reload_interval = 1 hour), so that every move is seen as
+retries whatever the timing; a frozen shard is waited for up to a minute
+(retry_deadline), as long as a cut-over may take on a loaded machine.
+
     writer.py MODE ROUTER NODES_JSON SHARDS STOP_FILE OUT_FILE
 """
 import json
@@ -17,9 +22,10 @@ from shardid_router import ShardMap
 mode, router, nodes, shards, stop, out = sys.argv[1:7]
 nodes = json.loads(nodes)
 shards = [int(s) for s in shards.split(",")]
+MAP = {"reload_interval": 3600.0, "retry_deadline": 60.0}
 
 if mode == "map":
-    m = ShardMap(router, nodes)
+    m = ShardMap(router, nodes, **MAP)
 
     def insert(shard, body):
         return m.run(shard, lambda conn: conn.execute(
@@ -50,7 +56,7 @@ elif mode == "sqlalchemy":
         def shard(self):
             return self.user_id
 
-    m = ShardMap(router, nodes)
+    m = ShardMap(router, nodes, **MAP)
     Session = sharded_sessionmaker(m, engines_for(nodes, pool_size=2))
 
     def insert(shard, body):
@@ -76,7 +82,7 @@ elif mode == "django":
     settings.configure(DATABASES={"default": shardid_django.databases({"r": router})["r"],
                                   **shardid_django.databases(nodes)},
                        DATABASE_ROUTERS=["shardid_django.ShardRouter"],
-                       SHARDID_SHARD_MAP=lambda: ShardMap(router, nodes),
+                       SHARDID_SHARD_MAP=lambda: ShardMap(router, nodes, **MAP),
                        INSTALLED_APPS=["blog"], USE_TZ=True)
     django.setup()
     from blog.models import Post

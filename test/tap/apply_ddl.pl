@@ -334,10 +334,13 @@ SELECT count(*) FILTER (WHERE done) || ' ' || count(*) || ' ' || (SELECT count(*
 	'513 513 1', 'the ledger is complete');
 
 # CONCURRENTLY on several connections at once (connections => 4): each
-# build calls an index expression that sleeps 0.3 s, so the builds are seen
-# running together from another session (pg_stat_activity of the loopback
-# connections, pg_stat_progress_create_index). The CALL is ended while they
-# run: several tables are left running (interrupted), and the re-CALL
+# shard's build calls an index expression that waits for an advisory lock
+# the test holds (the template, built first and alone, has a row that does
+# not wait), so the builds are seen running together from another session
+# (pg_stat_activity of the loopback connections,
+# pg_stat_progress_create_index) however slow the machine. The CALL is
+# ended while they wait: several tables are left running (interrupted),
+# the lock is released, and the re-CALL
 # retries those first (an invalid index dropped and built again, or a build
 # that had ended counted) and finishes: every table has the index once,
 # valid, and the ledger is complete.
@@ -347,18 +350,20 @@ CREATE EXTENSION dblink;
 CREATE EXTENSION shardid;
 CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
 CREATE FUNCTION public.slow_key(k bigint) RETURNS bigint LANGUAGE plpgsql IMMUTABLE
-    AS $$ BEGIN PERFORM pg_sleep(0.3); RETURN k; END $$;
+    AS $$ BEGIN IF k > 0 THEN PERFORM pg_catalog.pg_advisory_xact_lock_shared(4242); END IF; RETURN k; END $$;
 });
 $big->safe_psql('par', 'CALL shardid.create_shards_proc(0, 15)');
 $big->safe_psql('par', "CALL shardid.create_table_proc('public.posts')");
 $big->safe_psql('par', q{
 DO $$ DECLARE s name; BEGIN
     FOR s IN SELECT schema FROM shardid.shards UNION ALL SELECT 'public' LOOP
-        EXECUTE format('INSERT INTO %I.posts (id, user_id, body) VALUES (1, 1, ''x'')', s);
+        EXECUTE format('INSERT INTO %I.posts (id, user_id, body) VALUES (1, %s, ''x'')', s, (s <> 'public')::int);
     END LOOP;
 END $$;
 });
 my $slow = 'CREATE INDEX CONCURRENTLY posts_slow ON %s (public.slow_key(user_id))';
+my $holder = $big->background_psql('par');
+$holder->query_safe('SELECT pg_advisory_lock(4242)');
 my $bg = $big->background_psql('par', on_error_stop => 0);
 my $pid = $bg->query_safe('SELECT pg_backend_pid()');
 $pid =~ s/\D//g;
@@ -382,6 +387,8 @@ ok( $big->poll_query_until(
 my $left = $big->safe_psql('par', q{
 SELECT cardinality(running) || ' ' || interrupted || ' ' || (targets_done < 17) FROM shardid.ddl_progress WHERE command LIKE '%posts_slow%'});
 like($left, qr/^([2-9]|1[0-6]) true true$/, "the interrupted change has several tables running, none driving them ($left)");
+$holder->query_safe('SELECT pg_advisory_unlock(4242)');
+$holder->quit;
 ($ret, $out, $err) = $big->psql('par', "CALL shardid.apply_ddl('public.posts', '$slow', connections => 4)");
 is($ret, 0, 'the re-CALL of the parallel CONCURRENTLY change succeeds') or diag($err);
 # a build the end of the CALL stopped left an invalid index, dropped and

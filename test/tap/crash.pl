@@ -106,7 +106,8 @@ sub wait_for_old_processes
 {
 	my ($postmaster_pid) = @_;
 	my $dir = abs_path($node->data_dir);
-	for (1 .. 300)
+	# up to the tests' timeout: a loaded machine is slow to end them
+	for (1 .. 10 * $PostgreSQL::Test::Utils::timeout_default)
 	{
 		my @left = grep { (readlink("$_/cwd") // '') eq $dir } glob('/proc/[0-9]*');
 		return 1 unless @left || kill(0, $postmaster_pid);

@@ -175,11 +175,21 @@ $primary->safe_psql('postgres', "SELECT pg_create_restore_point('before_last')")
 $standby2->safe_psql('postgres', "ALTER SYSTEM SET primary_conninfo = ''; SELECT pg_reload_conf()");
 $standby2->poll_query_until('postgres', 'SELECT count(*) = 0 FROM pg_stat_wal_receiver')
   or die 'standby2 still receives WAL';
-my @p2 = split /\n/, $primary->safe_psql('postgres', q{
+# A burst that a loaded machine made slow (its 15 s of ID time issued in
+# more wall time) leaves a smaller lead: another burst follows then, up to
+# four, and the generator, capped at max_drift, ends ahead by up to 15 s
+# whatever the load.
+my (@p2, $burst_lead);
+for (1 .. 5)
+{
+	push @p2, split /\n/, $primary->safe_psql('postgres', q{
 	SET shardid.max_drift = '15s';
 	INSERT INTO t (tag) SELECT 'burst' FROM generate_series(1, 240000) RETURNING id});
+	$burst_lead = lead_of($primary, 'burst');
+	last if $burst_lead > 10;
+	note("the burst left the generator ${burst_lead}s ahead of its clock: one more");
+}
 my $burst_end = time;
-my $burst_lead = lead_of($primary, 'burst');
 cmp_ok($burst_lead, '>', 5, "the burst ran the primary's generator seconds ahead of its clock (${burst_lead}s)");
 my $segment = $primary->safe_psql('postgres', 'SELECT pg_walfile_name(pg_current_wal_lsn())');
 $primary->safe_psql('postgres', 'SELECT pg_switch_wal()');

@@ -107,7 +107,11 @@ my $move_end = r('SELECT clock_timestamp()');
 kill 'INT', $watcher;
 $m->reap($watcher);
 note($_) for split /\n/, $out;
-sleep 1;
+# the writers go on after the move: rows of the moved shard written after it
+# returned, and 50 rows more than before it, waited for (not a second's sleep)
+$router->poll_query_until('app', 'SELECT count(*) FILTER (WHERE shardid.id_shard(id) = 3 AND at > ' . lit($move_end)
+	  . ") >= 10 AND count(*) > $before + 50 FROM public.written")
+  or diag('the writers wrote too little after the move');
 r('INSERT INTO public.stop_writer VALUES (true)');
 for my $i (0, 1)
 {

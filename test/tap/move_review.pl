@@ -289,7 +289,7 @@ sql('a', 'INSERT INTO shard_0007.posts (user_id, body) SELECT 7, repeat(md5(g::t
 $m->start_paused(7, 'b', 'subscribe', ", node_timeout => '2 s'");
 $m->release_pause(7);
 my $sync_slot = '';
-for (1 .. 400)
+for (1 .. 20 * $PostgreSQL::Test::Utils::timeout_default)
 {
 	$sync_slot = sql('a', q{SELECT slot_name FROM pg_replication_slots WHERE slot_name ~ '^pg_[0-9]+_sync_'});
 	last if $sync_slot ne '';

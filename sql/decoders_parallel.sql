@@ -1,4 +1,4 @@
--- parallel: the decoders in parallel plans. Parallel workers, the leader
+-- decoders_parallel: the decoders in parallel plans. Parallel workers, the leader
 -- and parallel index builds must decode with the leader's layout. Each
 -- query runs serially, then in three parallel modes, and every parallel
 -- answer must equal the serial one row for row. The database has a layout
