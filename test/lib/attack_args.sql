@@ -180,7 +180,6 @@ INSERT INTO audit.attack_args (routine, args) VALUES
     ('shardid_internal._move_repoint(shardid.shard_moves)', $a$NULL::shardid.shard_moves$a$),
     ('shardid_internal._move_report(shardid.shard_moves,timestamp with time zone,timestamp with time zone,text,jsonb)', $a$NULL::shardid.shard_moves, '2026-01-01 00:00+00'::timestamp with time zone, '2026-01-01 00:00+00'::timestamp with time zone, 'attack'::pg_catalog.text, '{}'::pg_catalog.jsonb$a$),
     ('shardid_internal._move_retire(integer,name,text,name,integer)', $a$99, 'shard_0099'::pg_catalog.name, 'b'::pg_catalog.text, 'attack'::pg_catalog.name, 2$a$),
-    ('shardid_internal._move_rollback(integer)', $a$2$a$),
     ('shardid_internal._move_rollback_start(integer)', $a$2$a$),
     ('shardid_internal._move_rollback_step(text,text,text,text)', $a$'shardid_attack'::pg_catalog.text, 'b'::pg_catalog.text, 'SELECT 1'::pg_catalog.text, 'attack'::pg_catalog.text$a$),
     ('shardid_internal._move_rollback_steps(shardid.shard_moves)', $a$NULL::shardid.shard_moves$a$),

@@ -384,8 +384,9 @@ sub patronictl
 	IPC::Run::run([ 'patronictl', '-c', $self->{members}[0]{conf}, @args, $self->{scope} ],
 		'<', \undef, '>', \$out, '2>', \$err)
 	  or die "patronictl @args failed: $out$err";
-	# it exits 0 when Patroni refused ("Switchover failed, details: 412 ...")
-	die "patronictl @args: $out$err" if "$out$err" =~ /failed/i;
+	# it exits 0 when Patroni refused ("Switchover failed, details: 412 ...");
+	# a failover that worked says "Successfully failed over"
+	die "patronictl @args: $out$err" if "$out$err" =~ /(?:Switchover|Failover) failed/i;
 	return $out;
 }
 
