@@ -56,6 +56,8 @@ DECLARE
     given_up   text;
     left_move  shardid.shard_moves;
     next_retry timestamptz;
+    going_shards integer[];
+    going_to   text[];
 BEGIN
     SELECT * INTO j FROM shardid.rebalance_jobs AS x WHERE x.job_id = _rebalance_job_step.job_id FOR UPDATE;
     o := j.options;
@@ -207,17 +209,17 @@ BEGIN
 
     IF j.state <> 'stopping' AND run_shard IS NULL AND COALESCE(max_left, 1) > 0 THEN
         -- 3c. a fresh plan, its moves under way counted where they go
+        SELECT COALESCE(pg_catalog.array_agg(x.shard ORDER BY x.shard), '{}'),
+               COALESCE(pg_catalog.array_agg(x.target ORDER BY x.shard), '{}')
+          INTO going_shards, going_to
+          FROM shardid.rebalance_job_moves AS x
+         WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running', 'retrying', 'error') AND x.action <> 'abort';
         FOR plan IN
             SELECT p.* FROM shardid_internal._plan(
                      j.kind, j.drain_node, o->>'strategy', max_left,
                      ARRAY(SELECT pg_catalog.jsonb_array_elements_text(o->'excluded_shards')::integer) || j.moved
                          || ARRAY(SELECT x.shard FROM shardid.rebalance_job_moves AS x WHERE x.job_id = j.job_id),
-                     ARRAY(SELECT x.shard FROM shardid.rebalance_job_moves AS x
-                            WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running', 'retrying', 'error') AND x.action <> 'abort'
-                            ORDER BY x.shard),
-                     ARRAY(SELECT x.target FROM shardid.rebalance_job_moves AS x
-                            WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running', 'retrying', 'error') AND x.action <> 'abort'
-                            ORDER BY x.shard)) AS p
+                     going_shards, going_to) AS p
              ORDER BY p.step
         LOOP
             steps := steps + 1;
