@@ -10,10 +10,10 @@
 #   root_enter MAJOR      mount /proc and bind /dev into the root; they are
 #                         unmounted by root_leave_all (an EXIT trap)
 #   root_run MAJOR CMD... run a command inside the entered root
-#   root_copy_checkout MAJOR
+#   root_copy_checkout MAJOR [DIR]
 #                         a fresh copy of this checkout (tracked and
-#                         untracked, not ignored files) at /build/shardid
-#                         inside the root
+#                         untracked, not ignored files) at DIR inside the
+#                         root (/build/shardid)
 #   root_leave_all
 #
 # The host is Debian 12 with PostgreSQL 15 (a bookworm root carries it too,
@@ -128,11 +128,11 @@ root_run() {
 }
 
 root_copy_checkout() {
-	local dir
+	local dir to=${2:-/build/shardid}
 	dir=$(root_dir "$1") || return 1
-	rm -rf "$dir/build/shardid"
-	mkdir -p "$dir/build/shardid"
-	git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$dir/build/shardid"
+	rm -rf "${dir:?}$to"
+	mkdir -p "$dir$to"
+	git ls-files -co --exclude-standard -z | tar --null -T - -cf - | tar -xf - -C "$dir$to"
 }
 
 root_leave_all() {
