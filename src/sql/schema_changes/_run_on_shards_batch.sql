@@ -11,7 +11,10 @@
 -- lacks is not run. One row per target: shard (NULL: the template),
 -- whether it succeeded, and the result: a read's first value, the command
 -- tag, or the error with its SQLSTATE (a copy's error does not stop the
--- others). optional: nothing to do on a node with neither the template
+-- others). After a GRANT or REVOKE on a copy, the shard's schema and
+-- generator get the USAGE the templates' grants need (_align_privileges;
+-- after a REVOKE, USAGE nothing needs is revoked), in the copy's row.
+-- optional: nothing to do on a node with neither the template
 -- nor a shard (_run_on_shards_start). Executable by PUBLIC (it checks the
 -- caller; a loopback connection may be a table owner's).
 CREATE OR REPLACE FUNCTION shardid_internal._run_on_shards_batch(template text, command text, shards integer[],
@@ -70,6 +73,11 @@ BEGIN
             ELSE
                 r := shardid_internal._run_as_owner(owner::regrole,
                                                     (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
+            END IF;
+            -- privileges follow the shards: the schema's and generator's
+            -- USAGE the templates' grants need (tidied after a REVOKE)
+            IF x.shard IS NOT NULL AND s.kind IN ('GRANT', 'REVOKE') THEN
+                PERFORM shardid_internal._align_privileges(ARRAY[x.shard], NULL, true, s.kind = 'REVOKE', as_role);
             END IF;
             success := true;
             result := CASE WHEN s.reads THEN r ELSE s.kind END;
