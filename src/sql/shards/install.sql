@@ -28,8 +28,6 @@
 \ir _check_generator.sql
 \ir _index_list.sql
 \ir _name_indexes.sql
-\ir _privilege_steps.sql
-\ir _align_privileges.sql
 \ir _create_shard_table.sql
 \ir _create_shard_tables.sql
 \ir create_shard.sql
