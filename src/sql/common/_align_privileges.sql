@@ -14,22 +14,30 @@ CREATE OR REPLACE FUNCTION shardid_internal._align_privileges(shards integer[], 
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    st record;
+    run_as oid[];
+    stmts  text[];
+    whats  text[];
+    objs   text[];
+    nums   integer[];
 BEGIN
-    IF as_role IS NOT NULL THEN
-        FOR st IN SELECT * FROM shardid_internal._privilege_steps(shards, only_table, tidy) AS s
-                   WHERE (NOT usage_only OR s.object <> 'table') AND NOT pg_has_role(as_role, s.run_as, 'USAGE') LOOP
-            RAISE EXCEPTION 'permission denied to run a statement as role %, the owner of the %', quote_ident(pg_get_userbyid(st.run_as)), st.object
+    -- read once: the checks, then the statements
+    SELECT array_agg(s.run_as ORDER BY o), array_agg(s.statement ORDER BY o), array_agg(s.what ORDER BY o),
+           array_agg(s.object ORDER BY o), array_agg(s.shard ORDER BY o)
+      INTO run_as, stmts, whats, objs, nums
+      FROM shardid_internal._privilege_steps(shards, only_table, tidy) WITH ORDINALITY AS s(shard, object, what, run_as, statement, o)
+     WHERE NOT usage_only OR s.object <> 'table';
+    FOR i IN 1 .. COALESCE(cardinality(stmts), 0) LOOP
+        IF as_role IS NOT NULL AND NOT pg_has_role(as_role, run_as[i], 'USAGE') THEN
+            RAISE EXCEPTION 'permission denied to run a statement as role %, the owner of the %', quote_ident(pg_get_userbyid(run_as[i])), objs[i]
                 USING ERRCODE = 'insufficient_privilege',
-                      DETAIL = format('%s: role %s lacks the privileges of that owner.', st.what, quote_ident(as_role)),
+                      DETAIL = format('%s: role %s lacks the privileges of that owner.', whats[i], quote_ident(as_role)),
                       HINT = format('Let role %s run SELECT * FROM shardid.align_privileges(%s) on this node.',
-                                    quote_ident(pg_get_userbyid(st.run_as)), st.shard);
-        END LOOP;
-    END IF;
-    FOR st IN SELECT * FROM shardid_internal._privilege_steps(shards, only_table, tidy) AS s
-               WHERE NOT usage_only OR s.object <> 'table' LOOP
-        PERFORM shardid_internal._run_as_owner(st.run_as::regrole, st.statement);
-        RETURN NEXT st.statement;
+                                    quote_ident(pg_get_userbyid(run_as[i])), nums[i]);
+        END IF;
+    END LOOP;
+    FOR i IN 1 .. COALESCE(cardinality(stmts), 0) LOOP
+        PERFORM shardid_internal._run_as_owner(run_as[i]::regrole, stmts[i]);
+        RETURN NEXT stmts[i];
     END LOOP;
 END
 $$;

@@ -16,21 +16,30 @@
 --              shard's generator, which next_id() needs.
 -- Schema and generator USAGE is only added; tidy (after a REVOKE) also
 -- revokes it from a role that no template grant and no privilege on a
--- relation of that shard need any more. Roles named shardid_move_% are a
+-- copy (or, for the schema, the generator) of that shard need any more. Roles named shardid_move_% are a
 -- move's own (15's subscription role) and left out. shards NULL: every
 -- registered shard; only_table: that sharded table's copies only (the
 -- schema and generator steps still follow every template).
 CREATE OR REPLACE FUNCTION shardid_internal._privilege_steps(shards integer[], only_table name DEFAULT NULL,
                                                              tidy boolean DEFAULT false)
     RETURNS TABLE (shard integer, object text, what text, run_as oid, statement text)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    templates oid[] := ARRAY(SELECT to_regclass(format('%I.%I', t.template_schema, t.template_name))
+                               FROM shardid.sharded_tables AS t);
+BEGIN
+    -- PL/pgSQL keeps the plan for the session: a shard at a time
+    -- (_create_shard_table(), run_on_shards()) must not plan it each time;
+    -- the templates by OID, never a scan of the catalog
+    RETURN QUERY
 WITH tmpl AS (
     SELECT t.table_name, c.oid, c.relowner, c.relacl
-      FROM shardid.sharded_tables AS t
-      JOIN pg_namespace AS n ON n.nspname = t.template_schema
-      JOIN pg_class AS c ON c.relnamespace = n.oid AND c.relname = t.template_name
+      FROM pg_class AS c
+      JOIN pg_namespace AS n ON n.oid = c.relnamespace
+      JOIN shardid.sharded_tables AS t ON t.template_schema = n.nspname AND t.template_name = c.relname
+     WHERE c.oid = ANY (templates)
 ), want AS (
     SELECT t.table_name, a.grantee, a.privilege_type AS priv, a.is_grantable AS opt
       FROM tmpl AS t, aclexplode(t.relacl) AS a
@@ -86,6 +95,15 @@ WITH tmpl AS (
     SELECT g.shard, 'generator', a.grantee, a.grantor, a.privilege_type
       FROM reg AS g, aclexplode(COALESCE(g.seqacl, acldefault('s', g.seqowner))) AS a
      WHERE g.seq IS NOT NULL
+), held AS (
+    -- tidy: per shard, the roles with a privilege on a copy or on the
+    -- generator (but its USAGE), and whether one of them is INSERT
+    SELECT c.shard, e.grantee, e.privilege_type = 'INSERT' AS inserts
+      FROM copies AS c, aclexplode(c.relacl) AS e
+     WHERE tidy
+    UNION ALL
+    SELECT q.shard, q.grantee, false FROM acl AS q
+     WHERE tidy AND q.object = 'generator' AND q.priv <> 'USAGE'
 ), steps AS (
     SELECT d.shard, 'table' AS object, CASE WHEN d.add THEN 2 ELSE 1 END AS ord,
            format(CASE WHEN d.add THEN 'table %s: %s lacks %s%s' ELSE 'table %s: %s has %s%s, which its template does not give' END,
@@ -119,8 +137,7 @@ WITH tmpl AS (
       JOIN acl AS a ON a.shard = g.shard AND a.object = 'generator' AND a.priv = 'USAGE' AND a.grantor = g.seqowner AND a.grantee <> g.seqowner
      WHERE tidy
        AND NOT EXISTS (SELECT FROM needs AS x WHERE x.grantee = a.grantee AND x.writes)
-       AND NOT EXISTS (SELECT FROM pg_class AS c, aclexplode(c.relacl) AS e
-                        WHERE c.relnamespace = g.nsp AND c.relkind IN ('r', 'p') AND e.grantee = a.grantee AND e.privilege_type = 'INSERT')
+       AND NOT EXISTS (SELECT FROM held AS h WHERE h.shard = g.shard AND h.grantee = a.grantee AND h.inserts)
     UNION ALL
     -- tidy: a schema's USAGE no template grant and no privilege on a relation of it needs
     SELECT g.shard, 'schema', 6, format('schema %s: %s has USAGE nothing needs', g.qschema, shardid_internal._grantee(a.grantee)),
@@ -129,13 +146,12 @@ WITH tmpl AS (
       JOIN acl AS a ON a.shard = g.shard AND a.object = 'schema' AND a.priv = 'USAGE' AND a.grantor = g.nspowner AND a.grantee <> g.nspowner
      WHERE tidy
        AND NOT EXISTS (SELECT FROM needs AS x WHERE x.grantee = a.grantee)
-       AND NOT EXISTS (SELECT FROM pg_class AS c, aclexplode(c.relacl) AS e
-                        WHERE c.relnamespace = g.nsp AND e.grantee = a.grantee
-                          AND NOT (c.oid = g.seq AND e.privilege_type = 'USAGE'))
+       AND NOT EXISTS (SELECT FROM held AS h WHERE h.shard = g.shard AND h.grantee = a.grantee)
 )
 SELECT s.shard, s.object, s.what, s.run_as, s.statement
   FROM steps AS s
- ORDER BY s.shard, s.ord, s.what COLLATE "C"
+ ORDER BY s.shard, s.ord, s.what COLLATE "C";
+END
 $$;
 
 -- EXECUTE stays with PUBLIC: create_shard() and run_on_shards() reach it with the caller's rights.
