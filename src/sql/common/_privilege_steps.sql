@@ -16,8 +16,9 @@
 --              shard's generator, which next_id() needs.
 -- Schema and generator USAGE is only added; tidy (after a REVOKE) also
 -- revokes it from a role that no template grant and no privilege on a
--- copy (or, for the schema, the generator) of that shard need any more. Roles named shardid_move_% are a
--- move's own (15's subscription role) and left out. shards NULL: every
+-- copy (or, for the schema, the generator) of that shard need any more.
+-- Roles named shardid_move_% are a move's own (15's subscription role)
+-- and left out. shards NULL: every
 -- registered shard; only_table: that sharded table's copies only (the
 -- schema and generator steps still follow every template).
 CREATE OR REPLACE FUNCTION shardid_internal._privilege_steps(shards integer[], only_table name DEFAULT NULL,
