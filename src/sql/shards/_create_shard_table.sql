@@ -31,8 +31,15 @@ BEGIN
     PERFORM shardid_internal._name_indexes(pg_catalog.format('%I.%I', r.schema_name, t.table_name)::regclass,
                                   shardid_internal._index_list(pg_catalog.format('%I.%I', t.template_schema, t.template_name)::regclass));
     -- privileges follow the shards: the template's grants, and the USAGE
-    -- on the schema and generator they need, as their owners (the fence)
-    PERFORM shardid_internal._align_privileges(ARRAY[r.shard], t.table_name, false, false);
+    -- on the schema and generator they need, as their owners (the fence);
+    -- a template that grants nothing has nothing to give (8192 shards are
+    -- made without a look at the others)
+    IF EXISTS (SELECT FROM pg_catalog.pg_class AS c
+                WHERE c.oid = pg_catalog.format('%I.%I', t.template_schema, t.template_name)::regclass AND c.relacl IS NOT NULL)
+       OR EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
+                   WHERE a.attrelid = pg_catalog.format('%I.%I', t.template_schema, t.template_name)::regclass AND a.attacl IS NOT NULL) THEN
+        PERFORM shardid_internal._align_privileges(ARRAY[r.shard], t.table_name, false, false);
+    END IF;
     IF EXISTS (SELECT FROM shardid.ddl_changes AS c WHERE c.table_name = t.table_name AND c.finished_at IS NULL) THEN
         INSERT INTO shardid.ddl_applied (change_id, target, shard, done)
             SELECT c.change_id, r.schema_name, r.shard, true
