@@ -110,6 +110,14 @@ INSERT INTO public_execute VALUES
     ('shardid_internal._run_on_shards_check(text,name,name)', 'called by run_on_shards(): pure'),
     ('shardid_internal._run_on_shards_start(text,text,name,boolean)', 'called by run_on_shards(); checks the privileges of the template owner'),
     ('shardid_internal._run_on_shards_batch(text,text,integer[],boolean,name,boolean)', 'called by run_on_shards() over its loopback or from the router; statements only through the fence, as a role the caller has the privileges of');
+-- privileges that follow the shards (issue 46)
+INSERT INTO public_execute VALUES
+    ('shardid.grant_shards(text,name,text[],integer,text)', 'run_on_shards() with the GRANT it composes: its checks, its fence'),
+    ('shardid.revoke_shards(text,name,text[],integer,text)', 'run_on_shards() with the REVOKE it composes: its checks, its fence'),
+    ('shardid_internal._grant_shards_command(text,boolean,text,name,text[])', 'called by grant_shards(): pure'),
+    ('shardid_internal._privilege_steps(integer[],name,boolean)', 'called by _create_shard_table() and run_on_shards(): reads the catalog'),
+    ('shardid_internal._align_privileges(integer[],name,boolean,boolean,name)', 'called by _create_shard_table() and run_on_shards(); statements only through the fence, as a role the caller has the privileges of'),
+    ('shardid_internal._grantee(oid)', 'called by _privilege_steps(): reads the catalog');
 
 CREATE TEMP VIEW extension_functions AS
 SELECT p.oid::regprocedure::text AS fn,

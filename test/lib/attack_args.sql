@@ -257,3 +257,15 @@ INSERT INTO audit.attack_args (routine, args) VALUES
     ('shardid_internal._rebalance_sleep(double precision)', $a$0.01$a$),
     ('shardid_internal._rebalance_wake(integer)', $a$0$a$),
     ('shardid_internal._rebalance_worker_alive(integer,bigint,timestamp with time zone)', $a$0, 0, pg_catalog.pg_postmaster_start_time()$a$);
+
+-- privileges that follow the shards (issue 46): shard 2 holds the
+-- tenant's copy; a grant to dbowner and back
+INSERT INTO audit.attack_args (routine, args) VALUES
+    ('shardid.grant_shards(text,name,text[],integer,text)', $a$'public.posts'::pg_catalog.text, 'dbowner'::pg_catalog.name, ARRAY['SELECT', 'INSERT']::pg_catalog.text[]$a$),
+    ('shardid.revoke_shards(text,name,text[],integer,text)', $a$'public.posts'::pg_catalog.text, 'dbowner'::pg_catalog.name, ARRAY['INSERT']::pg_catalog.text[]$a$),
+    ('shardid.align_privileges(integer)', $a$2$a$),
+    ('shardid_internal._grant_shards_command(text,boolean,text,name,text[])', $a$'grant_shards'::pg_catalog.text, true, 'public.posts'::pg_catalog.text, 'dbowner'::pg_catalog.name, ARRAY['SELECT']::pg_catalog.text[]$a$),
+    ('shardid_internal._privilege_steps(integer[],name,boolean)', $a$NULL::integer[], NULL::pg_catalog.name, true$a$),
+    ('shardid_internal._align_privileges(integer[],name,boolean,boolean,name)', $a$ARRAY[2], NULL::pg_catalog.name, false, true, NULL::pg_catalog.name$a$),
+    ('shardid_internal._grantee(oid)', $a$0::pg_catalog.oid$a$),
+    ('shardid_internal._check_privileges_differ(jsonb,jsonb)', $a$'{}'::pg_catalog.jsonb, '{}'::pg_catalog.jsonb$a$);

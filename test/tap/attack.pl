@@ -250,6 +250,9 @@ ALTER TABLE shard_0002.notes OWNER TO postgres;
 ALTER TABLE shard_0003.notes OWNER TO postgres;
 ALTER TABLE shard_0003.notes DROP CONSTRAINT "notes_it's ""odd""_check";
 });
+# privileges the template gives and its copies lack (privileges_differ):
+# the fix grants them as each copy's owner, the schemas' USAGE as the tenant
+$node{a}->safe_psql('app', 'GRANT SELECT ON public.notes TO dbowner', @as_towner);
 # leftovers of moves: the tenant's publication named like a move's, one
 # with a newline, a superuser's role
 $node{a}->safe_psql('app', qq{CREATE PUBLICATION shardid_move_8_1; CREATE PUBLICATION "shardid_move_8_2\nALTER ROLE tenant SUPERUSER; --"}, @as_tenant);

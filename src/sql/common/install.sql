@@ -6,7 +6,9 @@
 -- fence for a table owner's code (_run_as_owner: a security-restricted
 -- operation as the owner, never SET ROLE); errors (_raise); procedures'
 -- COMMIT checks and batch progress (_require_commit, _commit_allowed,
--- _check_batch_size, _batch_progress); privileges (_acl_*, _apply_acl);
+-- _check_batch_size, _batch_progress); privileges (_acl_*, _apply_acl,
+-- _grantee; _privilege_steps and _align_privileges: shards follow their
+-- templates' privileges);
 -- the registry of logical shards and sharded tables (shard_registry,
 -- sharded_tables: extension configuration tables, so pg_dump carries
 -- them); the checks of a sharded table's template; the parser of an
@@ -44,6 +46,9 @@
 \ir _acl_words.sql
 \ir _acl_items.sql
 \ir _apply_acl.sql
+\ir _grantee.sql
+\ir _privilege_steps.sql
+\ir _align_privileges.sql
 \ir router/_dblink_schema.sql
 \ir router/_node_close.sql
 \ir router/_pinned_connstr.sql

@@ -1,7 +1,8 @@
 -- Node, for check_cluster() on the router: in one value, what the router
 -- compares between nodes: the layout, the registered shards, the
 -- templates' definitions, the shards' copies that differ from their
--- templates (_copy_drift()), the retired copies, and what a move leaves
+-- templates (_copy_drift()), the shards whose privileges differ from
+-- the templates' (_privilege_steps()), the retired copies, and what a move leaves
 -- behind when it is interrupted (its publication, subscription, slot and,
 -- on 15, role, all named shardid_move_<shard>_<move id>; shardid's freeze
 -- triggers, known by their function), and unfinished apply_ddl() changes
@@ -24,6 +25,10 @@ BEGIN
         'templates', COALESCE((SELECT jsonb_object_agg(t.table_name, shardid_internal._template_definition(t.table_name))
                                  FROM shardid.sharded_tables AS t), '{}'),
         'drift', shardid_internal._copy_drift(),
+        -- issue 46: the shards whose privileges differ from the templates'
+        'privileges', COALESCE((SELECT jsonb_agg(jsonb_build_object('shard', p.shard, 'differences', p.d) ORDER BY p.shard)
+                                  FROM (SELECT s.shard, jsonb_agg(s.what ORDER BY s.what COLLATE "C") AS d
+                                          FROM shardid_internal._privilege_steps(NULL) AS s GROUP BY s.shard) AS p), '[]'),
         'retired', COALESCE((SELECT jsonb_agg(pg_catalog.to_jsonb(x)) FROM shardid_internal._retired_here() AS x), '[]'),
         'frozen', COALESCE((SELECT jsonb_agg(DISTINCT n.nspname)
                               FROM pg_trigger AS t
@@ -53,4 +58,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._node_facts() FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._node_facts() IS
-    'Node, for check_cluster(): the layout, registered shards, template definitions, copies that differ from their templates, retired copies, leftovers of moves and unfinished apply_ddl() changes here, as one jsonb value.';
+    'Node, for check_cluster(): the layout, registered shards, template definitions, copies that differ from their templates, shards whose privileges differ from the templates'', retired copies, leftovers of moves and unfinished apply_ddl() changes here, as one jsonb value.';

@@ -16,6 +16,7 @@
 \ir _copy_drift.sql
 \ir _align_copy_owner_check.sql
 \ir align_copy.sql
+\ir align_privileges.sql
 \ir drop_move_leftover.sql
 \ir _retired_copy_check.sql
 \ir _retired_here.sql
@@ -48,4 +49,5 @@
 \ir router/_check_proxy_out_of_step.sql
 \ir router/_check_ddl_unfinished.sql
 \ir router/_check_copy_differs.sql
+\ir router/_check_privileges_differ.sql
 \ir router/check_cluster.sql

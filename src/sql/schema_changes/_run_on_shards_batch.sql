@@ -11,7 +11,11 @@
 -- lacks is not run. One row per target: shard (NULL: the template),
 -- whether it succeeded, and the result: a read's first value, the command
 -- tag, or the error with its SQLSTATE (a copy's error does not stop the
--- others). optional: nothing to do on a node with neither the template
+-- others). After a GRANT or REVOKE, the shards' schemas and generators
+-- get the USAGE the templates' grants need (_align_privileges, the batch
+-- at once; after a REVOKE, USAGE nothing needs is revoked); a shard that
+-- fails it has its error in its copy's row.
+-- optional: nothing to do on a node with neither the template
 -- nor a shard (_run_on_shards_start). Executable by PUBLIC (it checks the
 -- caller; a loopback connection may be a table owner's).
 CREATE OR REPLACE FUNCTION shardid_internal._run_on_shards_batch(template text, command text, shards integer[],
@@ -29,6 +33,11 @@ DECLARE
     r     text;
     st    text;
     msg   text;
+    -- the rows, kept until the batch's privileges have followed
+    o_shard   integer[] := '{}';
+    o_success boolean[] := '{}';
+    o_result  text[] := '{}';
+    i     integer;
 BEGIN
     s := shardid_internal._run_on_shards_start(template, command, as_role, optional);
     IF (s.t).table_name IS NULL THEN
@@ -46,20 +55,20 @@ BEGIN
         success := false;
         IF NOT x.registered THEN
             result := format('shard %s is not registered on this node (SQLSTATE 42704)', x.shard);
-            RETURN NEXT;
+            o_shard := o_shard || shard; o_success := o_success || success; o_result := o_result || result;
             CONTINUE;
         END IF;
         rel := to_regclass(format('%I.%I', x.schema_name, x.table_name));
         IF rel IS NULL THEN
             result := format('relation %I.%I does not exist (SQLSTATE 42P01)', x.schema_name, x.table_name);
-            RETURN NEXT;
+            o_shard := o_shard || shard; o_success := o_success || success; o_result := o_result || result;
             CONTINUE;
         END IF;
         SELECT c.relowner INTO owner FROM pg_class AS c WHERE c.oid = rel;
         IF as_role IS NOT NULL AND NOT pg_has_role(as_role, owner, 'USAGE') THEN
             result := format('permission denied to run a statement as role %I, the owner of %s (SQLSTATE 42501)',
                              pg_get_userbyid(owner), rel);
-            RETURN NEXT;
+            o_shard := o_shard || shard; o_success := o_success || success; o_result := o_result || result;
             CONTINUE;
         END IF;
         BEGIN
@@ -77,6 +86,34 @@ BEGIN
             GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
             result := format('%s (SQLSTATE %s)', msg, st);
         END;
+        o_shard := o_shard || shard; o_success := o_success || success; o_result := o_result || result;
+    END LOOP;
+    -- privileges follow the shards: after a GRANT or REVOKE, the schemas'
+    -- and generators' USAGE the templates' grants need (tidied after a
+    -- REVOKE), for the batch at once; if that fails, shard by shard, a
+    -- shard's error in its row
+    IF s.kind IN ('GRANT', 'REVOKE') THEN
+        BEGIN
+            PERFORM shardid_internal._align_privileges(
+                ARRAY(SELECT o_shard[k] FROM generate_subscripts(o_shard, 1) AS k WHERE o_success[k] AND o_shard[k] IS NOT NULL),
+                NULL, true, s.kind = 'REVOKE', as_role);
+        EXCEPTION WHEN OTHERS THEN
+            FOR i IN 1 .. cardinality(o_shard) LOOP
+                CONTINUE WHEN o_shard[i] IS NULL OR NOT o_success[i];
+                BEGIN
+                    PERFORM shardid_internal._align_privileges(ARRAY[o_shard[i]], NULL, true, s.kind = 'REVOKE', as_role);
+                EXCEPTION WHEN OTHERS THEN
+                    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+                    o_success[i] := false;
+                    o_result[i] := format('%s (SQLSTATE %s)', msg, st);
+                END;
+            END LOOP;
+        END;
+    END IF;
+    FOR i IN 1 .. cardinality(o_shard) LOOP
+        shard := o_shard[i];
+        success := o_success[i];
+        result := o_result[i];
         RETURN NEXT;
     END LOOP;
 END

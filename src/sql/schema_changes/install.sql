@@ -82,3 +82,6 @@
 \ir _run_on_shards_here.sql
 \ir router/_run_on_shards_router.sql
 \ir run_on_shards.sql
+\ir _grant_shards_command.sql
+\ir grant_shards.sql
+\ir revoke_shards.sql

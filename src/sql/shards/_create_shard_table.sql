@@ -4,6 +4,9 @@
 -- template's names (LIKE lets PostgreSQL choose). The template carries
 -- every change apply_ddl() has made to it, so the new table is recorded as
 -- having each unfinished one (a re-CALL must not run it there again).
+-- It gets its template's privileges, and the shard's schema and generator
+-- the USAGE they need (_align_privileges(): the templates' ACLs are the
+-- record of what grant_shards() and run_on_shards() granted).
 CREATE OR REPLACE FUNCTION shardid_internal._create_shard_table(r shardid.shard_registry, t shardid.sharded_tables)
     RETURNS void
     LANGUAGE plpgsql
@@ -27,6 +30,16 @@ BEGIN
     -- LIKE names the copies of the template's indexes; they keep its names
     PERFORM shardid_internal._name_indexes(pg_catalog.format('%I.%I', r.schema_name, t.table_name)::regclass,
                                   shardid_internal._index_list(pg_catalog.format('%I.%I', t.template_schema, t.template_name)::regclass));
+    -- privileges follow the shards: the template's grants, and the USAGE
+    -- on the schema and generator they need, as their owners (the fence);
+    -- a template that grants nothing has nothing to give (8192 shards are
+    -- made without a look at the others)
+    IF EXISTS (SELECT FROM pg_catalog.pg_class AS c
+                WHERE c.oid = pg_catalog.format('%I.%I', t.template_schema, t.template_name)::regclass AND c.relacl IS NOT NULL)
+       OR EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
+                   WHERE a.attrelid = pg_catalog.format('%I.%I', t.template_schema, t.template_name)::regclass AND a.attacl IS NOT NULL) THEN
+        PERFORM shardid_internal._align_privileges(ARRAY[r.shard], t.table_name, false, false);
+    END IF;
     IF EXISTS (SELECT FROM shardid.ddl_changes AS c WHERE c.table_name = t.table_name AND c.finished_at IS NULL) THEN
         INSERT INTO shardid.ddl_applied (change_id, target, shard, done)
             SELECT c.change_id, r.schema_name, r.shard, true

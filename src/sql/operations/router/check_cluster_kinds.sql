@@ -25,7 +25,8 @@ SELECT k.step, k.kind, k.summary
     (6, 'job_stalled', 'a background rebalance or drain job that has not ended and whose driver is gone'),
     (7, 'proxy_out_of_step', 'the PL/Proxy cluster shardid differs from the placement'),
     (8, 'ddl_unfinished', 'an apply_ddl() change not finished, on the router or a node'),
-    (9, 'copy_differs', 'a shard''s copy of a sharded table that differs from its node''s template')
+    (9, 'copy_differs', 'a shard''s copy of a sharded table that differs from its node''s template'),
+    (10, 'privileges_differ', 'a shard whose copies, schema or generator lack the privileges its node''s templates record, or whose copy has grants its template does not give')
   ) AS k(step, kind, summary);
 
 GRANT SELECT ON shardid.check_cluster_kinds TO PUBLIC;
