@@ -10,13 +10,18 @@
 #      the leader key expires: ttl): 0 repeated IDs, 0 acknowledged writes
 #      lost; the old leader rejoins (pg_rewind); the new leader's log
 #      names each generator moved by its schema-qualified name.
-#   2. a move's source (b) killed mid-copy, node_timeout shorter than the
-#      failover: the copy gives up, the rollback waits for the node and
-#      ends by itself; nothing left on any member, the rejoined old leader
-#      included (pg_rewind empties pg_replslot).
-#      2b. its source switched over instead (no pg_rewind): the old leader
-#      keeps the move's slot in pg_replslot as a replica; Patroni drops it.
+#   2. a move's source (b) killed mid-copy. 15, 16: node_timeout shorter
+#      than the failover: the copy gives up, the rollback waits for the
+#      node and ends by itself. 17 and later: the move's failover slot,
+#      synced to the replica, lets it go on and finish. Nothing left on
+#      any member, the rejoined old leader included.
+#      2b. its source switched over instead: 15, 16: the move rolls back,
+#      and Patroni drops the slot the old leader keeps as a replica; 17
+#      and later: the move finishes, and the old leader's copy of the
+#      slot is dropped by hand (docs/high-availability.md).
 #   3. a move's target switched over mid-copy: the move ends by itself.
+#   In 2 to 4 a client writes through the router (writes paused, IDs
+#   repeated, acknowledged writes lost).
 #   4. the router failed over (patronictl failover: pg_ctl promote) while a
 #      background job moves shards: the launcher (shardid in
 #      shared_preload_libraries) resumes it on the new leader and it ends
