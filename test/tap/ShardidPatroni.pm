@@ -394,6 +394,20 @@ sub switchover
 	return $self->wait_leader($l);
 }
 
+# restart_leader() — patronictl restart of the leader alone (its
+# postgres stopped and started again, no failover). Returns the leader.
+sub restart_leader
+{
+	my ($self) = @_;
+	my $l = $self->leader or die "Patroni cluster $self->{scope}: no leader";
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'patronictl', '-c', $self->{members}[0]{conf}, 'restart', $self->{scope}, $l->{name}, '--force' ],
+		'<', \undef, '>', \$out, '2>', \$err)
+	  or die "patronictl restart failed: $out$err";
+	$self->wait_leader;
+	return $l;
+}
+
 # failover(CANDIDATE) — patronictl failover to the member given (the
 # replica by default): Patroni promotes it (pg_ctl promote). Returns it.
 sub failover

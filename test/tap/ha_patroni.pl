@@ -19,6 +19,8 @@
 #      and Patroni drops the slot the old leader keeps as a replica; 17
 #      and later: the move finishes, and the old leader's copy of the
 #      slot is dropped by hand (docs/high-availability.md).
+#      2c. its source restarted (no failover): 15, 16: Patroni drops the
+#      move's slot, which rolls back; 17 and later: the move finishes.
 #   3. a move's target switched over mid-copy: the move ends by itself.
 #   In 2 to 4 a client writes through the router (writes paused, IDs
 #   repeated, acknowledged writes lost).
@@ -457,6 +459,54 @@ my $failover_slots = $ha->{major} >= 17;
 	ok(defined $left, '2b: nothing of the move is left on any member, the old leader included') or diag(move_leftovers());
 	my @said = grep { /replication slot|pg_rewind/ } split /\n/, slurp_file("$old->{dir}/patroni.log");
 	note('2b: its Patroni said: ' . (join(' | ', @said) || 'nothing of slots'));
+}
+
+# --- 2c. a move's source restarted mid-copy ----------------------------------
+# patronictl restart of the source's leader (no failover).
+#   15, 16: Patroni drops the move's slot, a logical slot it does not know,
+#     when it loads the slots again after the restart: the move finds its
+#     slot gone and rolls back by itself.
+#   17 and later: Patroni 4 leaves a failover slot alone; the
+#     subscription, stopped at the lost connection, is enabled again and
+#     the move finishes.
+# The source is the node with fewer shards (a on a tie), so the rebalance
+# of case 4 still has a shard to move.
+{
+	$node{b}->wait_replicas;
+	my $r = $router->leader;
+	my ($from, $to) = $r->psql('app', q{SELECT count(*) FILTER (WHERE node = 'a') <= count(*) FILTER (WHERE node = 'b') FROM shardid.placement}) eq 't'
+	  ? ('a', 'b') : ('b', 'a');
+	my ($shard, $other) = split /\n/, $r->psql('app', "SELECT shard FROM shardid.placement WHERE node = '$from' AND shard <> 1 ORDER BY shard LIMIT 2");
+	my $w = writer_start($shard, $other // $shard);
+	my $hold = spawn($r, qq{SET application_name = 'pause_holder';
+		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), $shard), pg_sleep(600)});
+	wait_until(10, sub { $r->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) > 0 });
+	my $mv = spawn($r, [ q{SET shardid_test.move_pause = 'copy'}, qq{CALL shardid.move_shard($shard, '$to')} ]);
+	paused($r, $mv, 'the move');
+	my $t0 = time;
+	$node{$from}->restart_leader;
+	my $restarted = time - $t0;
+	$r->psql('app', q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pause_holder'});
+	reap($hold);
+	my ($rc, $out, $err) = reap($mv);
+	if ($failover_slots)
+	{
+		is($rc, 0, "2c: the move of shard $shard from $from went on through its source's restart and finished") or diag($err);
+		is($r->psql('app', "SELECT node FROM shardid.placement WHERE shard = $shard"), $to, "2c: shard $shard is on $to");
+	}
+	else
+	{
+		like($err, qr/rolled back/, "2c: the move of shard $shard from $from rolled back by itself") or diag($err);
+		is($r->psql('app', "SELECT node FROM shardid.placement WHERE shard = $shard"), $from, "2c: shard $shard stays on $from");
+		note('2c: ' . join(' | ', grep { /Dropped unknown replication slot 'shardid_move/ }
+				map { split /\n/, slurp_file("$_->{dir}/patroni.log") } $node{$from}->members));
+	}
+	note(sprintf('2c: source %s restarted mid-copy (%.1f s): the move %s %.1f s after the restart began',
+			$from, $restarted, $rc == 0 ? 'finished' : 'failed', time - $t0));
+	is($r->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '2c: no move left in progress');
+	writer_stop($w, '2c');
+	ok(defined wait_until(30, sub { move_leftovers() eq '' }), '2c: nothing of the move is left on any member')
+	  or diag(move_leftovers());
 }
 
 # case 1's old leader of a is back
