@@ -39,8 +39,9 @@ shardid_test_deps() {
 		python3-sqlalchemy python3-django python3-alembic pgbouncer git pgxnclient unzip
 	deps_nodesource || echo nodejs node-pg npm
 	# test/tap/ha_patroni.pl (Patroni on etcd) and pgbackrest.pl: the HA
-	# and backup tools users run (docs/high-availability.md)
-	echo patroni etcd-server pgbackrest
+	# and backup tools users run (docs/high-availability.md); Patroni 4
+	# (forky) only recommends python3-etcd, which its etcd3 client needs
+	echo patroni python3-etcd etcd-server pgbackrest
 }
 
 # Whether the installed nodejs is NodeSource's build, not Debian's.

@@ -43,6 +43,10 @@ sub missing
 		return "$p is not installed (Debian packages patroni and etcd-server, lib/deps.sh)"
 		  unless grep { -x "$_/$p" } split /:/, $ENV{PATH};
 	}
+	# Patroni's etcd3 client needs python-etcd, which Debian's patroni 4
+	# only recommends
+	system('python3', '-c', 'import etcd') == 0
+	  or return "Patroni cannot reach etcd: python3-etcd is not installed (lib/deps.sh)";
 	return '';
 }
 
@@ -59,6 +63,7 @@ sub new
 		clusters => [],
 	}, $class;
 	chomp($self->{bindir} = `pg_config --bindir`);
+	($self->{major}) = `pg_config --version` =~ /PostgreSQL (\d+)/;
 	$self->{etcd_port} = PostgreSQL::Test::Cluster::get_free_port();
 	my $peer = PostgreSQL::Test::Cluster::get_free_port();
 	my $client = "http://127.0.0.1:$self->{etcd_port}";
@@ -127,12 +132,25 @@ sub cluster
 				max_logical_replication_workers => 8,
 				wal_retrieve_retry_interval => '200ms',
 				wal_sender_timeout => '5s',
-				wal_receiver_status_interval => '1s')
+				wal_receiver_status_interval => '1s',
+				# 17 and later: the replica keeps a copy of each failover
+				# slot (a move's), so the copy goes on after a promotion:
+				# the slot sync worker (which connects to the dbname
+				# Patroni puts in primary_conninfo, through the physical
+				# slot Patroni names primary_slot_name) and the feedback
+				# that keeps the primary's catalog rows for it
+				($self->{major} >= 17 ? (sync_replication_slots => 'on', hot_standby_feedback => 'on') : ()))
 			: ()),
 		%{ $opt{parameters} // {} });
 	my $params = join '', map { "        $_: '$param{$_}'\n" } sort keys %param;
 	for my $i (1, 2)
 	{
+		# 17 and later: a failover slot sends no change the other member
+		# (its physical slot, named by Patroni after the member) has not
+		# flushed, so a promoted replica is never behind the move's target.
+		# Patroni 4.1 does not set it: each member names the other.
+		my $local = $opt{logical} && $self->{major} >= 17
+		  ? "    synchronized_standby_slots: '$scope" . (3 - $i) . "'\n" : '';
 		my $m = bless {
 			name => "$scope$i",
 			cluster => $c,
@@ -187,7 +205,7 @@ postgresql:
   parameters:
     unix_socket_directories: '$m->{dir}/socket'
     log_directory: '$m->{dir}'
-  pg_hba:
+$local  pg_hba:
   - local all all trust
   - host all all 127.0.0.1/32 trust
   - host replication all 127.0.0.1/32 trust
@@ -260,6 +278,7 @@ package ShardidPatroni::Cluster;
 use strict;
 use warnings;
 
+use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep time);
 
@@ -298,9 +317,25 @@ sub wait_leader
 	{
 		my $l = $self->leader;
 		return $l if $l && (!$not || $l != $not);
+		$self->check_running;
 		die "Patroni cluster $self->{scope}: no leader after ${\ int(time - $t0)} s" if time - $t0 > ($timeout // 90);
 		usleep(100_000);
 	}
+}
+
+# check_running() — dies, with the end of its log, when a member's Patroni
+# started by this test has exited (a configuration it refuses, a missing
+# module).
+sub check_running
+{
+	my ($self) = @_;
+	for my $m (@{ $self->{members} })
+	{
+		next unless $m->{proc} && !$m->{proc}->pumpable;
+		my @log = split /\n/, slurp_file("$m->{dir}/patroni.out");
+		die "Patroni of $m->{name} exited: " . join("\n", @log[ ($#log > 15 ? $#log - 15 : 0) .. $#log ]);
+	}
+	return;
 }
 
 # wait_replicas(TIMEOUT) — until every running member other than the
@@ -357,6 +392,20 @@ sub switchover
 	my $r = $self->replica;
 	$self->patronictl('switchover', '--leader', $l->{name}, '--candidate', $r->{name}, '--force');
 	return $self->wait_leader($l);
+}
+
+# restart_leader() — patronictl restart of the leader alone (its
+# postgres stopped and started again, no failover). Returns the leader.
+sub restart_leader
+{
+	my ($self) = @_;
+	my $l = $self->leader or die "Patroni cluster $self->{scope}: no leader";
+	my ($out, $err) = ('', '');
+	IPC::Run::run([ 'patronictl', '-c', $self->{members}[0]{conf}, 'restart', $self->{scope}, $l->{name}, '--force' ],
+		'<', \undef, '>', \$out, '2>', \$err)
+	  or die "patronictl restart failed: $out$err";
+	$self->wait_leader;
+	return $l;
 }
 
 # failover(CANDIDATE) — patronictl failover to the member given (the

@@ -10,13 +10,20 @@
 #      the leader key expires: ttl): 0 repeated IDs, 0 acknowledged writes
 #      lost; the old leader rejoins (pg_rewind); the new leader's log
 #      names each generator moved by its schema-qualified name.
-#   2. a move's source (b) killed mid-copy, node_timeout shorter than the
-#      failover: the copy gives up, the rollback waits for the node and
-#      ends by itself; nothing left on any member, the rejoined old leader
-#      included (pg_rewind empties pg_replslot).
-#      2b. its source switched over instead (no pg_rewind): the old leader
-#      keeps the move's slot in pg_replslot as a replica; Patroni drops it.
+#   2. a move's source (b) killed mid-copy. 15, 16: node_timeout shorter
+#      than the failover: the copy gives up, the rollback waits for the
+#      node and ends by itself. 17 and later: the move's failover slot,
+#      synced to the replica, lets it go on and finish. Nothing left on
+#      any member, the rejoined old leader included.
+#      2b. its source switched over instead: 15, 16: the move rolls back,
+#      and Patroni drops the slot the old leader keeps as a replica; 17
+#      and later: the move finishes, and the old leader's copy of the
+#      slot is dropped by hand (docs/high-availability.md).
+#      2c. its source restarted (no failover): 15, 16: Patroni drops the
+#      move's slot, which rolls back; 17 and later: the move finishes.
 #   3. a move's target switched over mid-copy: the move ends by itself.
+#   In 2 to 4 a client writes through the router (writes paused, IDs
+#   repeated, acknowledged writes lost).
 #   4. the router failed over (patronictl failover: pg_ctl promote) while a
 #      background job moves shards: the launcher (shardid in
 #      shared_preload_libraries) resumes it on the new leader and it ends
@@ -209,6 +216,69 @@ sub wait_until
 	return time - $t0;
 }
 
+# The application as a client (cases 2 to 4): a shell loop that calls
+# public.insert_post() on the router through the router's multi-host
+# connect string, a new connection each time (so it follows the router's
+# leader too), retrying a key until it is written; each acknowledged ID
+# is a line "time key id" in a file. writer_stop() measures the case:
+# acknowledged writes, IDs acknowledged twice, acknowledged IDs missing
+# from the node that holds their shard now, and the longest pause between
+# two acknowledgements.
+my $writer_n = 0;
+sub writer_start
+{
+	my (@keys) = @_;
+	my %w = (file => "$ha->{dir}/writer" . ++$writer_n, keys => \@keys);
+	$w{stop} = "$w{file}.stop";
+	my $conn = $router->connstr('app');
+	$w{run} = IPC::Run::start(
+		[
+			'bash', '-c', q{
+			conn=$1 stop=$2; shift 2
+			while [ ! -e "$stop" ]; do
+				for k in "$@"; do
+					until id=$(psql -XAtq -d "$conn" -c "SELECT public.insert_post($k, 'client')" 2>/dev/null) && [ -n "$id" ]; do
+						[ -e "$stop" ] && exit 0
+						sleep 0.05
+					done
+					echo "$(date +%s.%N) $k $id"
+					sleep 0.05
+				done
+			done}, 'writer', $conn, $w{stop}, @keys
+		],
+		'<', \undef, '>', $w{file}, '2>', "$w{file}.err");
+	wait_until(60, sub { -s $w{file} && (() = slurp_file($w{file}) =~ /\n/g) >= 10 })
+	  or BAIL_OUT('the client writer wrote nothing: ' . slurp_file("$w{file}.err"));
+	return \%w;
+}
+
+sub writer_stop
+{
+	my ($w, $case) = @_;
+	open my $f, '>', $w->{stop} or die "$w->{stop}: $!";
+	close $f;
+	$w->{run}->finish;
+	my @acks = map { [split / /] } grep { /^\d/ } split /\n/, slurp_file($w->{file});
+	my (%seen, $paused);
+	my $repeated = grep { $seen{ $_->[2] }++ } @acks;
+	for my $i (1 .. $#acks)
+	{
+		my $gap = $acks[$i][0] - $acks[ $i - 1 ][0];
+		$paused = $gap if !defined $paused || $gap > $paused;
+	}
+	my $lost = 0;
+	for my $k (@{ $w->{keys} })
+	{
+		my $where = $router->wait_leader->psql('app', "SELECT node FROM shardid.placement WHERE shard = $k");
+		my %on = map { $_ => 1 } ids($node{$where}, $k);
+		$lost += grep { $_->[1] == $k && !$on{ $_->[2] } } @acks;
+	}
+	is($repeated, 0, "$case: no ID acknowledged twice (" . scalar(@acks) . ' acknowledged)');
+	is($lost, 0, "$case: no acknowledged write lost");
+	note(sprintf('%s: writes paused %.1f s at most; %d acknowledged, %d repeated, %d lost', $case, $paused // -1, scalar(@acks), $repeated, $lost));
+	return;
+}
+
 # --- 1. node a's leader killed under writes ---------------------------------
 {
 	my $w = spawn($router->leader, 'CALL public.writer(ARRAY[0, 1, 2, 3])');
@@ -248,41 +318,77 @@ sub wait_until
 
 # --- 2. a move's source killed mid-copy --------------------------------------
 # The move of shard 4 from b to a is held in its copy (the pause hook of
-# test/lib/move_pause.sql) while b's leader is killed; node_timeout (15 s)
-# is shorter than the failover (ttl 20 s), so the copy gives up while b has
-# no leader and the rollback must wait for it.
+# test/lib/move_pause.sql) while b's leader is killed.
+#   15, 16: node_timeout (15 s) is shorter than the failover (ttl 20 s), so
+#     the copy gives up while b has no leader and the rollback must wait
+#     for it (the slot is on the killed member only).
+#   17 and later: the move's slot is a failover slot, synced to b's replica
+#     before the kill; node_timeout is the default (90 s), the old leader
+#     comes back as soon as the new one leads (as a machine restarting:
+#     synchronized_standby_slots waits for it), and the move goes on from
+#     the synced slot to 'finished'.
+my $failover_slots = $ha->{major} >= 17;
 {
+	my $w = writer_start(4, 6);
 	my $hold = spawn($router->leader, q{SET application_name = 'pause_holder';
 		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), 4), pg_sleep(600)});
 	wait_until(10, sub { $router->leader->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) > 0 });
 	my $mv = spawn($router->leader,
-		[ q{SET shardid_test.move_pause = 'copy'}, q{CALL shardid.move_shard(4, 'a', node_timeout => '15 s')} ]);
+		[ q{SET shardid_test.move_pause = 'copy'},
+		  $failover_slots ? q{CALL shardid.move_shard(4, 'a')} : q{CALL shardid.move_shard(4, 'a', node_timeout => '15 s')} ]);
 	paused($router->leader, $mv, 'the move');
 	my $slot = $node{b}->leader->psql('app', q{SELECT string_agg(slot_name, ' ') FROM pg_replication_slots WHERE slot_type = 'logical'});
+	if ($failover_slots)
+	{
+		my $replica = $node{b}->replica;
+		my $synced = wait_until(60, sub {
+			$replica->psql('app', q{SELECT count(*) FROM pg_replication_slots
+			                         WHERE slot_name LIKE 'shardid\_move\_%' AND synced AND NOT temporary}) > 0 });
+		ok(defined $synced, "2: the move's failover slot is synced to b's replica") or
+		  diag($replica->psql('app', q{SELECT string_agg(slot_name || ' synced=' || synced || ' temporary=' || temporary, '; ') FROM pg_replication_slots}));
+		note(sprintf("2: the move's slot synced to %s %.1f s after the copy began", $replica->{name}, $synced // -1));
+	}
 	my $killed_at = time;
 	my $old = $node{b}->kill_leader;
+	if ($failover_slots)
+	{
+		$node{b}->wait_leader($old);
+		$old->start;
+	}
 	$router->leader->psql('app', q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pause_holder'});
 	reap($hold);
 	my ($rc, $out, $err) = reap($mv);
 	my $ended = time - $killed_at;
-	isnt($rc, 0, '2: the move failed');
-	like($err, qr/rolled back/, '2: and was rolled back') or diag($err);
-	unlike($err, qr/rollback incomplete/, '2: the rollback is complete') or diag($err);
-	my ($msg) = $err =~ /ERROR:\s+(.*?)(?=\n(?:[A-Z]+:|psql:)|\n*\z)/s;
-	unlike($msg // '', qr/\n/, '2: its error is one line, libpq\'s per-host errors folded') or diag($err);
-	is(scalar(() = $err =~ /rolling back the move/g), 1, '2: the rollback says once that it rolls back') or diag($err);
-	note("2: the move's error: $err");
+	if ($failover_slots)
+	{
+		is($rc, 0, '2: the move went on from the synced slot and finished') or diag($err);
+		is($router->leader->psql('app', 'SELECT node FROM shardid.placement WHERE shard = 4'), 'a', '2: shard 4 is on a');
+		note(sprintf('2: source killed mid-copy: the move %s by itself %.1f s after the kill',
+				$rc == 0 ? 'finished' : 'rolled back', $ended));
+	}
+	else
+	{
+		isnt($rc, 0, '2: the move failed');
+		like($err, qr/rolled back/, '2: and was rolled back') or diag($err);
+		unlike($err, qr/rollback incomplete/, '2: the rollback is complete') or diag($err);
+		my ($msg) = $err =~ /ERROR:\s+(.*?)(?=\n(?:[A-Z]+:|psql:)|\n*\z)/s;
+		unlike($msg // '', qr/\n/, '2: its error is one line, libpq\'s per-host errors folded') or diag($err);
+		is(scalar(() = $err =~ /rolling back the move/g), 1, '2: the rollback says once that it rolls back') or diag($err);
+		note("2: the move's error: $err");
+		note(sprintf('2: source killed mid-copy: the move ended by itself %.1f s after the kill (node_timeout 15 s)', $ended));
+		is($router->leader->psql('app', 'SELECT node FROM shardid.placement WHERE shard = 4'), 'b', '2: shard 4 stays on b');
+	}
 	is($router->leader->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '2: no move left in progress');
-	note(sprintf('2: source killed mid-copy: the move ended by itself %.1f s after the kill (node_timeout 15 s)', $ended));
-	is($router->leader->psql('app', 'SELECT node FROM shardid.placement WHERE shard = 4'), 'b', '2: shard 4 stays on b');
 	is($node{b}->wait_leader->psql('app', q{SELECT count(*) FROM pg_trigger AS t JOIN pg_class AS c ON c.oid = t.tgrelid
-	                                          WHERE c.relnamespace = 'shard_0004'::regnamespace}), '0', '2: shard 4 is not frozen on b');
+	                                          WHERE c.relnamespace = 'shard_0004'::regnamespace}), '0', '2: shard 4 is not frozen on b')
+	  unless $failover_slots;
+	writer_stop($w, '2');
 
 	# The old leader rejoins with pg_rewind, which leaves pg_replslot alone:
 	# it starts as a replica with the move's slots, which would hold WAL
 	# there. Patroni drops them (an unknown slot on a member, unless
 	# ignore_slots names it: docs/high-availability.md).
-	$old->start;
+	$old->start unless $failover_slots;
 	$node{b}->wait_replicas;
 	note("2: the move's slots on the old leader when it was killed: $slot");
 	note('2: left when the old leader streamed again: ' . (move_leftovers() || 'nothing'));
@@ -297,15 +403,30 @@ sub wait_until
 # A switchover stops the leader cleanly: it needs no pg_rewind (which
 # empties pg_replslot, from PostgreSQL 11), so it rejoins as a replica
 # with the move's slot in pg_replslot, where the slot would hold WAL.
-# Patroni drops it there (a slot it does not know). The move finds its
-# slot gone from the new leader and rolls back at once.
+#   15, 16: Patroni drops it there (a slot it does not know). The move
+#     finds its slot gone from the new leader and rolls back at once.
+#   17 and later: the new leader has the failover slot (synced); the
+#     move's subscription, stopped by the lost connection, is enabled again
+#     and the move finishes. The old leader's copy is a failover slot
+#     that Patroni 4 leaves to PostgreSQL, whose slot sync drops only the
+#     slots it made: it is dropped there by hand, as docs/high-availability.md
+#     says.
 {
 	$node{b}->wait_replicas;
+	my $w = writer_start(5, 7);
 	my $hold = spawn($router->leader, q{SET application_name = 'pause_holder';
 		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), 5), pg_sleep(600)});
 	wait_until(10, sub { $router->leader->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) > 0 });
 	my $mv = spawn($router->leader, [ q{SET shardid_test.move_pause = 'copy'}, q{CALL shardid.move_shard(5, 'a')} ]);
 	paused($router->leader, $mv, 'the move');
+	if ($failover_slots)
+	{
+		my $replica = $node{b}->replica;
+		ok(defined wait_until(60, sub {
+			$replica->psql('app', q{SELECT count(*) FROM pg_replication_slots
+			                         WHERE slot_name LIKE 'shardid\_move\_5\_%' AND synced AND NOT temporary}) > 0 }),
+			"2b: the move's failover slot is synced to b's replica");
+	}
 	my $t0 = time;
 	my $old = $node{b}->leader;
 	my $new = $node{b}->switchover;
@@ -314,15 +435,78 @@ sub wait_until
 	my ($rc, $out, $err) = reap($mv);
 	note(sprintf('2b: source switched over to %s mid-copy: the move %s %.1f s after the switchover began',
 			$new->{name}, $rc == 0 ? 'finished' : 'rolled back', time - $t0));
-	like($err, qr/rolled back/, '2b: the move rolled back by itself') or diag($err);
+	if ($failover_slots)
+	{
+		is($rc, 0, '2b: the move went on from the synced slot and finished') or diag($err);
+		is($router->leader->psql('app', 'SELECT node FROM shardid.placement WHERE shard = 5'), 'a', '2b: shard 5 is on a');
+	}
+	else
+	{
+		like($err, qr/rolled back/, '2b: the move rolled back by itself') or diag($err);
+	}
 	is($router->leader->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '2b: no move left in progress');
+	writer_stop($w, '2b');
 	$node{b}->wait_replicas;
 	my ($src, $kept) = $old->try_psql('app', q{SELECT string_agg(slot_name, ' ') FROM pg_replication_slots WHERE slot_type = 'logical'});
 	note('2b: the old leader, a replica again, holds: ' . ($kept || 'no logical slot'));
+	if ($failover_slots && $kept)
+	{
+		# what Patroni 4 and PostgreSQL's slot sync leave: a person drops it
+		$old->psql('app', q{SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+		                     WHERE slot_name LIKE 'shardid\_move\_%' AND NOT synced AND NOT active});
+	}
 	my $left = wait_until(30, sub { move_leftovers() eq '' });
 	ok(defined $left, '2b: nothing of the move is left on any member, the old leader included') or diag(move_leftovers());
 	my @said = grep { /replication slot|pg_rewind/ } split /\n/, slurp_file("$old->{dir}/patroni.log");
 	note('2b: its Patroni said: ' . (join(' | ', @said) || 'nothing of slots'));
+}
+
+# --- 2c. a move's source restarted mid-copy ----------------------------------
+# patronictl restart of the source's leader (no failover).
+#   15, 16: Patroni drops the move's slot, a logical slot it does not know,
+#     when it loads the slots again after the restart: the move finds its
+#     slot gone and rolls back by itself.
+#   17 and later: Patroni 4 leaves a failover slot alone; the
+#     subscription, stopped at the lost connection, is enabled again and
+#     the move finishes.
+# The source is the node with fewer shards (a on a tie), so the rebalance
+# of case 4 still has a shard to move.
+{
+	$node{b}->wait_replicas;
+	my $r = $router->leader;
+	my ($from, $to) = $r->psql('app', q{SELECT count(*) FILTER (WHERE node = 'a') <= count(*) FILTER (WHERE node = 'b') FROM shardid.placement}) eq 't'
+	  ? ('a', 'b') : ('b', 'a');
+	my ($shard, $other) = split /\n/, $r->psql('app', "SELECT shard FROM shardid.placement WHERE node = '$from' AND shard <> 1 ORDER BY shard LIMIT 2");
+	my $w = writer_start($shard, $other // $shard);
+	my $hold = spawn($r, qq{SET application_name = 'pause_holder';
+		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), $shard), pg_sleep(600)});
+	wait_until(10, sub { $r->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) > 0 });
+	my $mv = spawn($r, [ q{SET shardid_test.move_pause = 'copy'}, qq{CALL shardid.move_shard($shard, '$to')} ]);
+	paused($r, $mv, 'the move');
+	my $t0 = time;
+	$node{$from}->restart_leader;
+	my $restarted = time - $t0;
+	$r->psql('app', q{SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pause_holder'});
+	reap($hold);
+	my ($rc, $out, $err) = reap($mv);
+	if ($failover_slots)
+	{
+		is($rc, 0, "2c: the move of shard $shard from $from went on through its source's restart and finished") or diag($err);
+		is($r->psql('app', "SELECT node FROM shardid.placement WHERE shard = $shard"), $to, "2c: shard $shard is on $to");
+	}
+	else
+	{
+		like($err, qr/rolled back/, "2c: the move of shard $shard from $from rolled back by itself") or diag($err);
+		is($r->psql('app', "SELECT node FROM shardid.placement WHERE shard = $shard"), $from, "2c: shard $shard stays on $from");
+		note('2c: ' . join(' | ', grep { /Dropped unknown replication slot 'shardid_move/ }
+				map { split /\n/, slurp_file("$_->{dir}/patroni.log") } $node{$from}->members));
+	}
+	note(sprintf('2c: source %s restarted mid-copy (%.1f s): the move %s %.1f s after the restart began',
+			$from, $restarted, $rc == 0 ? 'finished' : 'failed', time - $t0));
+	is($r->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '2c: no move left in progress');
+	writer_stop($w, '2c');
+	ok(defined wait_until(30, sub { move_leftovers() eq '' }), '2c: nothing of the move is left on any member')
+	  or diag(move_leftovers());
 }
 
 # case 1's old leader of a is back
@@ -336,6 +520,7 @@ sub wait_until
 
 # --- 3. a move's target switched over mid-copy -------------------------------
 {
+	my $w = writer_start(1, 7);
 	my $hold = spawn($router->leader, q{SET application_name = 'pause_holder';
 		SELECT pg_advisory_lock(hashtext('shardid_test.move_pause'), 1), pg_sleep(600)});
 	wait_until(10, sub { $router->leader->psql('app', q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted}) > 0 });
@@ -353,6 +538,7 @@ sub wait_until
 	note("3: $err") if $rc;
 	is($rc == 0 ? $where : 'a', $rc == 0 ? 'b' : $where, '3: the move ended by itself, the shard on one node');
 	is($router->leader->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '3: no move left in progress');
+	writer_stop($w, '3');
 	$node{b}->wait_replicas;
 	ok(defined wait_until(30, sub { move_leftovers() eq '' }), '3: nothing of the move is left on any member')
 	  or diag(move_leftovers());
@@ -363,8 +549,9 @@ sub wait_until
 SKIP:
 {
 	my ($rc) = $router->leader->try_psql('app', 'SHOW shardid.launcher_naptime');
-	skip 'this shardid has no launcher (SHOW shardid.launcher_naptime fails): a promoted router cannot resume a job', 4
+	skip 'this shardid has no launcher (SHOW shardid.launcher_naptime fails): a promoted router cannot resume a job', 6
 	  if $rc;
+	my $w = writer_start(0, 6);
 	my $r = $router->leader;
 	# By count, one shard goes from b (1, 4-7) to a (0, 2, 3): the job's
 	# move is held in its copy (the pause hook, through the database's
@@ -387,6 +574,7 @@ SKIP:
 	  or diag($new->psql('app', "SELECT * FROM shardid.rebalance_status($job)"));
 	note(sprintf("4: router failed over to %s in %.1f s; the job finished %.1f s later", $new->{name}, $promoted, $finished // -1));
 	is($new->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '4: no move left in progress');
+	writer_stop($w, '4');
 	$router->wait_replicas;
 	ok(defined wait_until(30, sub { move_leftovers() eq '' }), '4: nothing of the moves is left on any member')
 	  or diag(move_leftovers());

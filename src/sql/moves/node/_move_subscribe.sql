@@ -1,7 +1,9 @@
 -- Node, target of a move: the subscription that copies the shard, made
 -- unless it exists, reading the slot the source already has (_move_publish)
 -- with copy_data, and disabled at its first error (disable_on_error), so a
--- failing copy shows at once instead of retrying forever.
+-- failing copy shows at once instead of retrying forever. An existing one
+-- that is disabled is enabled again: _move_copy calls this again when the
+-- subscription stopped because its source restarted or failed over.
 --
 -- Who the copy runs as. Logical replication fires the table's ENABLE ALWAYS
 -- and ENABLE REPLICA triggers, and evaluates its CHECK constraints, index
@@ -47,6 +49,8 @@ BEGIN
                             WITH (create_slot = false, slot_name = %I, copy_data = true, disable_on_error = true, run_as_owner = false)',
                            name, conninfo, name, name);
         END IF;
+    ELSIF NOT (SELECT s.subenabled FROM pg_subscription AS s WHERE s.subname = _move_subscribe.name) THEN
+        EXECUTE format('ALTER SUBSCRIPTION %I ENABLE', name);
     END IF;
     RETURN (SELECT jsonb_build_object('subid', s.oid, 'sysid', (pg_control_system()).system_identifier::text,
                                       'role', CASE WHEN own_role THEN pg_get_userbyid(s.subowner) END)
@@ -57,4 +61,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._move_subscribe(name, text, name) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._move_subscribe(name, text, name) IS
-    'Node, move on the target: the subscription copying the shard (never applying as a superuser: as the table owners on 16+, as a role of this move with DML rights only on 15); returns its OID and the node''s system identifier.';
+    'Node, move on the target: the subscription copying the shard (never applying as a superuser: as the table owners on 16+, as a role of this move with DML rights only on 15), or enables it again; returns its OID and the node''s system identifier.';

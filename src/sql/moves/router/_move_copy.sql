@@ -6,7 +6,9 @@
 -- error, and every 2 s compares the definitions on both nodes (DDL is not
 -- replicated). A node that cannot be reached is retried for node_timeout
 -- (a restarting target reconnects on its own), then the move fails naming
--- it. When every table is ready and the lag is under 1 MB: phase
+-- it. A subscription stopped by a source that restarted or failed over
+-- with the slot kept (a failover slot, 17 and later) is enabled again.
+-- When every table is ready and the lag is under 1 MB: phase
 -- 'frozen'. state carries what one poll tells the next.
 CREATE OR REPLACE FUNCTION shardid_internal._move_copy(m shardid.shard_moves, catchup_timeout interval, node_timeout interval, state jsonb)
     RETURNS jsonb
@@ -43,6 +45,9 @@ BEGIN
         IF m.subscription IS NULL THEN
             PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._move_publish(%L, %L)', nm, m.schema_name), node);
             PERFORM shardid_internal._node(conn, format('SELECT shardid_internal._move_create_slot(%L)', nm), node);
+            -- which postmaster the slot was made on (below)
+            state := state || jsonb_build_object('source_started',
+                         shardid_internal._node(conn, format('SELECT shardid_internal._move_slot_status(%L)', nm), node)::jsonb->'started');
             PERFORM shardid_internal._move_pause(shard, 'subscribe');
             who := 'target'; node := m.target; conn := 'shardid_move_target';
             PERFORM shardid_internal._node_connect(conn, node);
@@ -101,12 +106,35 @@ BEGIN
         RAISE EXCEPTION 'the subscription % of the move is gone from node "%"', nm, m.target
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
-    IF NOT (prog->>'enabled')::boolean OR COALESCE((prog->>'errors')::bigint, 0) > 0 THEN
+    IF (prog->>'enabled')::boolean AND now_t < COALESCE((state->>'resumed_until')::timestamptz, '-infinity') THEN
+        -- enabled again (below): the error that stopped it may reach the
+        -- statistics after that
+        state := state || jsonb_build_object('errors_seen', COALESCE((prog->>'errors')::bigint, 0));
+    END IF;
+    IF NOT (prog->>'enabled')::boolean OR COALESCE((prog->>'errors')::bigint, 0) > COALESCE((state->>'errors_seen')::bigint, 0) THEN
+        -- Another postmaster answers for the source than when the slot was
+        -- made or at the last good poll (a restart, or a failover whose new
+        -- primary has the slot: a failover slot, 17 and later) and the slot
+        -- is there: the subscription stopped at the lost connection
+        -- (disable_on_error), not at a row. It is enabled again, once per
+        -- change of source, and goes on from the slot.
+        IF state->>'source_started' IS DISTINCT FROM slot->>'started' AND state ? 'source_started' THEN
+            PERFORM shardid_internal._node('shardid_move_target', format('SELECT shardid_internal._move_subscribe(%L, %L, %L)', nm,
+                                              (SELECT n.connstr FROM shardid.nodes AS n WHERE n.node = m.source),
+                                              m.schema_name), m.target);
+            UPDATE shardid.shard_moves AS x
+               SET last_error = format('the subscription stopped when node "%s" (the source) restarted or failed over; enabled again on its slot', m.source),
+                   updated_at = now_t
+             WHERE x.shard = m.shard;
+            RETURN state || jsonb_build_object('source_started', slot->'started', 'errors_seen', COALESCE((prog->>'errors')::bigint, 0),
+                                               'resumed_until', now_t + '5 s'::interval);
+        END IF;
         RAISE EXCEPTION 'replicating shard % to node "%" failed: its subscription % stopped at an error', shard, m.target, nm
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = format('%s error(s) reported by the subscription''s workers; the server log of node "%s" says which.',
                                   COALESCE(prog->>'errors', '?'), m.target);
     END IF;
+    state := state || jsonb_build_object('source_started', slot->'started');
     UPDATE shardid.shard_moves AS x
        SET tables_ready = (prog->>'tables_ready')::integer, tables_total = (prog->>'tables_total')::integer,
            bytes_copied = (prog->>'bytes')::bigint, lag_bytes = (slot->>'lag')::bigint,
