@@ -53,7 +53,7 @@ BEGIN
                         quote_ident(inv.object_name)
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = CASE WHEN jsonb_array_length(COALESCE(previous, '[]')) = 0
-                                THEN 'Every table has the change: no table keeps the value it replaced.'
+                                THEN 'No table that lacks the change has the column, to show the value the change replaced.'
                                 ELSE format('The tables that lack the change do not agree on it: %s.', previous) END,
                   HINT = finish;
     END IF;

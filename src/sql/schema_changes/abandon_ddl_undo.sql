@@ -33,6 +33,8 @@ BEGIN
     IF template IS NULL THEN
         RAISE EXCEPTION 'abandon_ddl() template must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- a refusal before anything changes, in this session
+    PERFORM shardid_internal._undo_ddl_plan(template);
     PERFORM shardid_internal._apply_ddl_connect(conn, NULL, NULL);
     BEGIN
         res := shardid_internal._node(conn, format('CALL shardid_internal._undo_ddl(%L)', template))::jsonb;

@@ -78,6 +78,7 @@
 \ir _undo_ddl_original.sql
 \ir _undo_ddl_previous.sql
 \ir _undo_ddl_prepare.sql
+\ir _undo_ddl_plan.sql
 \ir _undo_ddl_start.sql
 \ir _undo_ddl_nodes.sql
 \ir _undo_ddl.sql
