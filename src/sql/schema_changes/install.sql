@@ -71,7 +71,6 @@
 \ir _apply_ddl_concurrently.sql
 \ir _apply_ddl_here.sql
 \ir apply_ddl.sql
-\ir abandon_ddl.sql
 -- abandon_ddl(template, undo => true): the way back (issue 46)
 \ir _ddl_inverse.sql
 \ir _undo_ddl_inverse.sql
@@ -82,7 +81,8 @@
 \ir _undo_ddl_start.sql
 \ir _undo_ddl_nodes.sql
 \ir _undo_ddl.sql
-\ir abandon_ddl_undo.sql
+\ir _abandon_ddl_undo.sql
+\ir abandon_ddl.sql
 \ir _finish_ddl_change.sql
 \ir finish_ddl.sql
 \ir _run_on_shards_command.sql

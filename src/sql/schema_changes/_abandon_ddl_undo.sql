@@ -1,6 +1,4 @@
--- abandon_ddl(template, undo): with undo false, abandon_ddl(template): the
--- open change closed as far as it got. With undo true, the way back in
--- one call: the open change is closed and reversed where it was applied,
+-- abandon_ddl(template, undo => true), the way back in one call: the open change is closed and reversed where it was applied,
 -- by its inverse run as a change of its own with apply_ddl()'s batches,
 -- ledger and fence (on a router, on every node): a CREATE [UNIQUE] INDEX
 -- [CONCURRENTLY]'s index dropped, CONCURRENTLY when it was built so, with
@@ -14,7 +12,7 @@
 -- the session's role, as apply_ddl() CONCURRENTLY does); an interrupted
 -- undo is finished by calling it again. One row per node (NULL: here):
 -- the undo's change, its command, how many tables it reversed.
-CREATE OR REPLACE FUNCTION shardid.abandon_ddl(template text, undo boolean)
+CREATE OR REPLACE FUNCTION shardid_internal._abandon_ddl_undo(template text)
     RETURNS TABLE (node text, change_id bigint, command text, targets_with integer, targets_without integer, without text[])
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -23,13 +21,6 @@ DECLARE
     conn CONSTANT text := 'shardid_abandon_ddl_undo';
     res  jsonb;
 BEGIN
-    IF undo IS NULL THEN
-        RAISE EXCEPTION 'abandon_ddl() undo must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF NOT undo THEN
-        RETURN QUERY SELECT * FROM shardid.abandon_ddl(template);
-        RETURN;
-    END IF;
     IF template IS NULL THEN
         RAISE EXCEPTION 'abandon_ddl() template must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
@@ -53,5 +44,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid.abandon_ddl(text, boolean) IS
-    'With undo false, abandon_ddl(template). With undo true, reverses the open apply_ddl() change of a sharded table where it was applied (on a router: on every node), as a change of its own run by apply_ddl() (batched, resumable, CONCURRENTLY when the change was): drops the index a CREATE INDEX made (and invalid ones a failed build left), the constraint an ADD CONSTRAINT added, sets a column''s default or statistics target back; 0A000 for a change with no safe inverse, with the apply_ddl() call that completes it in the HINT. Runs over a dblink connection to this database; one row per node (NULL here) with the undo''s change, its command and how many tables it reversed.';
+REVOKE ALL ON FUNCTION shardid_internal._abandon_ddl_undo(text) FROM PUBLIC;
+
+COMMENT ON FUNCTION shardid_internal._abandon_ddl_undo(text) IS
+    'abandon_ddl(template, undo => true): reverses the open apply_ddl() change of a sharded table where it was applied (on a router: on every node), as a change of its own run by apply_ddl() over a dblink connection to this database; refused before anything changes when it has no safe inverse; one row per node (NULL here) with the undo''s change, its command and how many tables it reversed.';
