@@ -9,7 +9,7 @@
 -- _index_statement()'s shape: no name replaced in text), cleanup: the
 -- DROP INDEX CONCURRENTLY of an invalid index of that name a failed build
 -- left, if any}. A partitioned copy (ONLY) cannot build CONCURRENTLY
--- (0A000; align_copy() builds it in a transaction).
+-- (0A000; align_copy() builds it in a transaction); without dblink, 55000.
 CREATE OR REPLACE FUNCTION shardid_internal._build_copy_index_start(shard integer, table_name name, index_name name) RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -23,6 +23,12 @@ DECLARE
     again text := format('CALL shardid.build_copy_index(%s, %L, %L);', shard, table_name, index_name);
 BEGIN
     x := shardid_internal._copy_index(shard, table_name, index_name);
+    IF NOT EXISTS (SELECT FROM pg_extension AS e WHERE e.extname = 'dblink') THEN
+        RAISE EXCEPTION 'build_copy_index() needs the dblink extension'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'CREATE INDEX CONCURRENTLY cannot run in a transaction block: it runs on a connection of its own to this database.',
+                  HINT = format('CREATE EXTENSION dblink; in this database (contrib), then %s', again);
+    END IF;
     shape := shardid_internal._index_statement(x.index);
     IF x.own IS NOT NULL AND x.own_valid THEN
         IF shardid_internal._index_statement(x.own) = shape THEN
@@ -60,4 +66,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid_internal._build_copy_index_start(integer, name, name) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid_internal._build_copy_index_start(integer, name, name) IS
-    'Node, build_copy_index(): the CREATE INDEX CONCURRENTLY that gives a shard''s copy its template''s index (and the drop of an invalid one a failed build left), or nothing when it is there; refused first when another index has the name (55000), when the copy holds keys a unique index refuses (23505, HINT: copy_index_duplicates()), or on a partitioned copy (0A000).';
+    'Node, build_copy_index(): the CREATE INDEX CONCURRENTLY that gives a shard''s copy its template''s index (and the drop of an invalid one a failed build left), or nothing when it is there; refused first when another index has the name (55000), when the copy holds keys a unique index refuses (23505, HINT: copy_index_duplicates()), or on a partitioned copy (0A000); 55000 without dblink.';
