@@ -1,7 +1,8 @@
 # attack.pl — the attack test finds its targets itself (issue 44).
 #
-# A router (dblink and shardid) and two nodes (dblink too: build_copy_index()), each database owned by a
-# role that is no superuser (dbowner), with a tenant who owns shard
+# A router (dblink and shardid) and two nodes (dblink too, for
+# build_copy_index()), each database owned by a role that is no superuser
+# (dbowner), with a tenant who owns shard
 # copies and their schemas, and a template owner (towner). Payloads, each
 # recording who runs it (audit.hit(): current_user and whether it is a
 # superuser, into audit.payload_log and the server log) and trying to
