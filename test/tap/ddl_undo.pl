@@ -13,9 +13,11 @@
 # Then the same failure, the duplicates deleted, and the way forward: the
 # re-CALL of apply_ddl() completes it on both nodes (shard 19's invalid
 # index dropped first), a move into a succeeds, check_cluster() is clean.
-# Last, a change with no safe inverse (ADD COLUMN with a CHECK that
-# shard 19's rows fail): the undo is refused (0A000) before anything changes,
-# its HINT the apply_ddl() call that completes it.
+# check_cluster()'s fix for a copy that lacks the index builds it
+# CONCURRENTLY: a write to the copy goes on while the build waits for an
+# open writer. Last, a change with no safe inverse (ADD COLUMN with a
+# CHECK that shard 19's rows fail): the undo is refused (0A000) before
+# anything changes, its HINT the apply_ddl() call that completes it.
 use strict;
 use warnings;
 
@@ -29,7 +31,10 @@ use Time::HiRes qw(time);
 
 my $index = q{CREATE UNIQUE INDEX CONCURRENTLY posts_user_uq ON %s (user_id)};
 
-my %node = map { $_ => data_node($_, sql => 'CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text)') } qw(a b);
+# dblink on the nodes too: check_cluster()'s index fix builds on a connection of its own
+my %node = map {
+	$_ => data_node($_, sql => 'CREATE EXTENSION dblink; CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text)')
+} qw(a b);
 $node{a}->safe_psql('app', 'SELECT shardid.create_shards(0, 23)');
 $node{b}->safe_psql('app', 'SELECT shardid.create_shards(24, 47)');
 for my $n (qw(a b))
@@ -107,6 +112,29 @@ $router->safe_psql('app', "CALL shardid.move_shard(31, 'a')");
 is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 31'), 'a', 'after the completing call, a move into a succeeds');
 is(indexes($node{a}) . ' ' . indexes($node{b}), '27/0 23/0', 'shard 31 came with its index');
 is(check_cluster(), 'clean', 'check_cluster() has nothing to say after the completing call');
+
+# --- check_cluster()'s index fix never blocks writes ---------------------------------
+$node{a}->safe_psql('app', 'DROP INDEX shard_0005.posts_user_uq');
+is($router->safe_psql('app', q{SELECT string_agg(kind || ' ' || shard || ' ' || node || ' ' || run_on || ': ' || fix, '; ') FROM shardid.check_cluster()}),
+	q{copy_differs 5 a a: CALL shardid.build_copy_index(5, 'posts', 'posts_user_uq');},
+	'check_cluster(): shard 5\'s copy lacks the index; its fix builds it, on a');
+my $hold = $node{a}->background_psql('app');
+$hold->query_safe(q{BEGIN; INSERT INTO shard_0005.posts (user_id, body) VALUES (90001, 'held')});
+my $fix = $node{a}->background_psql('app');
+$fix->query_until(qr/building/, "\\echo building\nCALL shardid.build_copy_index(5, 'posts', 'posts_user_uq');\n");
+ok( $node{a}->poll_query_until(
+		'app', q{
+SELECT EXISTS (SELECT FROM pg_stat_activity
+                WHERE query LIKE 'CREATE UNIQUE INDEX CONCURRENTLY posts_user_uq ON shard_0005.posts %' AND wait_event_type = 'Lock')}),
+	'the fix builds CONCURRENTLY: it waits for the open writer');
+is($node{a}->safe_psql('app', q{SET lock_timeout = '3s'; INSERT INTO shard_0005.posts (user_id, body) VALUES (90002, 'meanwhile') RETURNING body}),
+	'meanwhile', 'a write to the copy goes on while the index is built (a plain CREATE INDEX would queue it)');
+$hold->query_safe('COMMIT');
+$hold->quit;
+$fix->quit;
+is($node{a}->safe_psql('app', q{SELECT indisvalid FROM pg_index WHERE indexrelid = 'shard_0005.posts_user_uq'::regclass}),
+	't', 'the index is built, valid');
+is(check_cluster(), 'clean', 'check_cluster() has nothing to say once it is built');
 
 # --- no safe inverse: refused, the completing call in the HINT -------------------
 ($ret, $out, $err) = $router->psql('app', q{CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN n integer CHECK (user_id <> 7)', 4)});
