@@ -12,7 +12,7 @@
 -- would wreck the rest of the run (dropping a sharded table, removing a
 -- node, detaching a shard) names shard 99, node nowhere or table nothing.
 INSERT INTO audit.attack_args (routine, args) VALUES
-    ('shardid.abandon_ddl(text)', $a$'public.posts'::pg_catalog.text$a$),
+    ('shardid.abandon_ddl(text,boolean)', $a$'public.posts'::pg_catalog.text, true$a$),
     ('shardid.abort_move(integer)', $a$2$a$),
     ('shardid.add_node(text,text,boolean)', $a$'nowhere'::pg_catalog.text, 'host=/nonexistent dbname=app'::pg_catalog.text$a$),
     ('shardid.adopt(regclass,integer,regclass,name)', $a$'public.posts'::pg_catalog.regclass, 2, 'public.posts'::pg_catalog.regclass$a$),
@@ -256,7 +256,25 @@ INSERT INTO audit.attack_args (routine, args) VALUES
     ('shardid_internal._rebalance_options(text,text,text,integer,integer[],boolean,interval,interval,interval,interval,integer,integer,integer,interval)', $a$'drain'::pg_catalog.text, 'b'::pg_catalog.text, 'by_count'::pg_catalog.text, NULL::integer, NULL::integer[], NULL::boolean, NULL::pg_catalog.interval, NULL::pg_catalog.interval, NULL::pg_catalog.interval, NULL::pg_catalog.interval, 2, 1, 0, '1 s'::pg_catalog.interval$a$),
     ('shardid_internal._rebalance_sleep(double precision)', $a$0.01$a$),
     ('shardid_internal._rebalance_wake(integer)', $a$0$a$),
-    ('shardid_internal._rebalance_worker_alive(integer,bigint,timestamp with time zone)', $a$0, 0, pg_catalog.pg_postmaster_start_time()$a$);
+    ('shardid_internal._rebalance_worker_alive(integer,bigint,timestamp with time zone)', $a$0, 0, pg_catalog.pg_postmaster_start_time()$a$),
+    -- abandon_ddl(undo) and the fixes that never block writes (issue 46);
+    -- what would change the nodes' ledgers names template public.nothing
+    ('shardid.build_copy_index(integer,name,name)', $a$2, 'notes'::pg_catalog.name, 'notes_idx'::pg_catalog.name$a$),
+    ('shardid.copy_index_duplicates(integer,name,name)', $a$2, 'posts'::pg_catalog.name, 'posts_pkey'::pg_catalog.name$a$),
+    ('shardid_internal._abandon_ddl_undo(text)', $a$'public.posts'::pg_catalog.text$a$),
+    ('shardid_internal._build_copy_index_start(integer,name,name)', $a$2, 'notes'::pg_catalog.name, 'notes_idx'::pg_catalog.name$a$),
+    ('shardid_internal._build_copy_index_wait(text,regclass,name)', $a$'nowhere'::pg_catalog.text, 'pg_catalog.pg_class'::pg_catalog.regclass, 'x'::pg_catalog.name$a$),
+    ('shardid_internal._copy_index(integer,name,name)', $a$2, 'posts'::pg_catalog.name, 'posts_pkey'::pg_catalog.name$a$),
+    ('shardid_internal._copy_index_duplicates(regclass,oid,boolean)', $a$'pg_catalog.pg_class'::pg_catalog.regclass, 0::pg_catalog.oid, true$a$),
+    ('shardid_internal._ddl_inverse(text)', $a$'CREATE INDEX posts_x ON public.posts (user_id)'::pg_catalog.text$a$),
+    ('shardid_internal._undo_ddl(text,jsonb)', $a$'public.posts'::pg_catalog.text$a$),
+    ('shardid_internal._undo_ddl_inverse(shardid.ddl_changes,jsonb)', $a$ROW(1, 'public.posts', 'posts', 'CREATE INDEX posts_x ON %s (user_id)', 'CREATE INDEX', false, false, 'postgres', pg_catalog.now(), NULL, false, NULL)::shardid.ddl_changes, '[]'::pg_catalog.jsonb$a$),
+    ('shardid_internal._undo_ddl_nodes(jsonb)', $a$'{"template": "public.nothing", "command": "DROP INDEX %s_x", "original": 1, "change_id": 1}'::pg_catalog.jsonb$a$),
+    ('shardid_internal._undo_ddl_original(text,text)', $a$'public.posts'::pg_catalog.text, NULL::pg_catalog.text$a$),
+    ('shardid_internal._undo_ddl_plan(text)', $a$'public.posts'::pg_catalog.text$a$),
+    ('shardid_internal._undo_ddl_prepare(text,text,text,text)', $a$'public.nothing'::pg_catalog.text, 'DROP INDEX %s_x'::pg_catalog.text, NULL::pg_catalog.text, NULL::pg_catalog.text$a$),
+    ('shardid_internal._undo_ddl_previous(text,text,text)', $a$'public.posts'::pg_catalog.text, 'ALTER TABLE %s ALTER COLUMN body SET DEFAULT ''x'''::pg_catalog.text, NULL::pg_catalog.text$a$),
+    ('shardid_internal._undo_ddl_start(text)', $a$'public.nothing'::pg_catalog.text$a$);
 
 -- privileges that follow the shards (issue 46): shard 2 holds the
 -- tenant's copy; a grant to dbowner and back

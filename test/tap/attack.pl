@@ -1,7 +1,8 @@
 # attack.pl — the attack test finds its targets itself (issue 44).
 #
-# A router (dblink and shardid) and two nodes, each database owned by a
-# role that is no superuser (dbowner), with a tenant who owns shard
+# A router (dblink and shardid) and two nodes (dblink too, for
+# build_copy_index()), each database owned by a role that is no superuser
+# (dbowner), with a tenant who owns shard
 # copies and their schemas, and a template owner (towner). Payloads, each
 # recording who runs it (audit.hit(): current_user and whether it is a
 # superuser, into audit.payload_log and the server log) and trying to
@@ -144,6 +145,8 @@ my ($shadow_sql, $shadow_count) = shadows();
 
 # the tenant's and the template owner's code, and the templates
 my $node_sql = $audit . q{
+-- build_copy_index() builds on a connection of its own (issue 46)
+CREATE EXTENSION dblink;
 GRANT CREATE ON DATABASE app TO tenant, towner;
 GRANT CREATE ON SCHEMA public TO towner;
 -- a superuser's function, which the template's CHECK calls (N1b)

@@ -15,12 +15,13 @@
 --      (a column, an index, a trigger but shardid's, a rule, a policy,
 --      extended statistics); otherwise 42501, and nothing is changed;
 --   3. additions (columns, types, NOT NULL, defaults, the template's
---      constraints and indexes), which run the template's code (a rewrite
---      evaluates CHECKs and index expressions), as the owner the copy has
---      now.
--- The copy is locked (ACCESS EXCLUSIVE) first. A column the template
--- lacks, or the columns' order, is no repair: it is left, and reported
--- in a NOTICE. Returns each statement it ran, in order. One transaction:
+--      constraints), which run the template's code (a rewrite evaluates
+--      CHECKs), as the owner the copy has now.
+-- The copy is locked (ACCESS EXCLUSIVE) first. An index the copy lacks is
+-- not built here, where it would hold that lock: build_copy_index()
+-- builds it CONCURRENTLY (check_cluster() gives each its own row). A
+-- column the template lacks, or the columns' order, is no repair: it is
+-- left. What is left is said in a NOTICE. Returns each statement it ran, in order. One transaction:
 -- an error leaves the copy as it was.
 CREATE OR REPLACE FUNCTION shardid.align_copy(shard integer, table_name name) RETURNS SETOF text
     LANGUAGE plpgsql VOLATILE
@@ -64,7 +65,8 @@ BEGIN
                                                pg_get_userbyid(owner), shard, table_name, pg_get_userbyid(owner));
         END IF;
     END LOOP;
-    FOR st IN SELECT s FROM jsonb_array_elements(d->'steps') AS s LOOP
+    -- (phase 4, an index to build, is build_copy_index()'s: CONCURRENTLY)
+    FOR st IN SELECT s FROM jsonb_array_elements(d->'steps') AS s WHERE (s->>0)::integer < 4 LOOP
         SELECT c.relowner INTO owner FROM pg_class AS c WHERE c.oid = copy;
         IF (st->>0)::integer = 2 THEN
             EXECUTE pg_catalog.format('ALTER TABLE %s OWNER TO %I', copy, st->>1);
@@ -74,10 +76,11 @@ BEGIN
             RETURN NEXT st->>1;
         END IF;
     END LOOP;
-    IF EXISTS (SELECT FROM jsonb_array_elements(shardid_internal._copy_drift()) AS e
-                WHERE (e->>'shard')::integer = align_copy.shard AND e->>'table_name' = align_copy.table_name) THEN
-        RAISE NOTICE 'copy % still differs from its template in what is no repair (a column the template lacks holds data; the columns'' order)', copy
-            USING HINT = 'check_cluster() shows it.';
+    SELECT e INTO d FROM jsonb_array_elements(shardid_internal._copy_drift()) AS e
+     WHERE (e->>'shard')::integer = align_copy.shard AND e->>'table_name' = align_copy.table_name;
+    IF d IS NOT NULL THEN
+        RAISE NOTICE 'copy % still differs from its template: %', copy, (SELECT pg_catalog.string_agg(x, '; ') FROM jsonb_array_elements_text(d->'differences') AS x)
+            USING HINT = 'An index of the template is built CONCURRENTLY by CALL shardid.build_copy_index(); a column the template lacks holds data, and the columns'' order is no repair: check_cluster() shows each.';
     END IF;
 END
 $$;
@@ -85,4 +88,4 @@ $$;
 REVOKE ALL ON FUNCTION shardid.align_copy(integer, name) FROM PUBLIC;
 
 COMMENT ON FUNCTION shardid.align_copy(integer, name) IS
-    'Node: check_cluster()''s fix of copy_differs: brings a shard''s copy of a sharded table in line with its template (removals, the owner, additions), each statement built from the template''s catalog entries and run as the copy''s owner in a security-restricted operation; gives the copy to the template''s owner only when that hands no other role''s code to it (42501 otherwise); returns the statements it ran.';
+    'Node: check_cluster()''s fix of copy_differs: brings a shard''s copy of a sharded table in line with its template (removals, the owner, additions; an index it lacks is build_copy_index()''s, CONCURRENTLY), each statement built from the template''s catalog entries and run as the copy''s owner in a security-restricted operation; gives the copy to the template''s owner only when that hands no other role''s code to it (42501 otherwise); returns the statements it ran.';

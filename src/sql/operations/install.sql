@@ -17,6 +17,13 @@
 \ir _align_copy_owner_check.sql
 \ir align_copy.sql
 \ir align_privileges.sql
+-- fixes that never block writes (issue 46): indexes built CONCURRENTLY
+\ir _copy_index.sql
+\ir _copy_index_duplicates.sql
+\ir copy_index_duplicates.sql
+\ir _build_copy_index_start.sql
+\ir _build_copy_index_wait.sql
+\ir build_copy_index.sql
 \ir drop_move_leftover.sql
 \ir _retired_copy_check.sql
 \ir _retired_here.sql

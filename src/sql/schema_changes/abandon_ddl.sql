@@ -6,8 +6,9 @@
 -- reached fails the call, naming it, and a second call closes what is
 -- left. Afterwards another command may run; the tables that lack the
 -- change are for the user to bring in line (check_cluster() shows copies
--- that differ from their template).
-CREATE OR REPLACE FUNCTION shardid.abandon_ddl(template text)
+-- that differ from their template). With undo, the change is reversed
+-- where it was applied instead (_abandon_ddl_undo).
+CREATE OR REPLACE FUNCTION shardid.abandon_ddl(template text, undo boolean DEFAULT false)
     RETURNS TABLE (node text, change_id bigint, command text, targets_with integer, targets_without integer, without text[])
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -20,8 +21,12 @@ DECLARE
     nd     record;
     got    jsonb;
 BEGIN
-    IF template IS NULL THEN
-        RAISE EXCEPTION 'abandon_ddl() template must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    IF template IS NULL OR undo IS NULL THEN
+        RAISE EXCEPTION 'abandon_ddl() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF undo THEN
+        RETURN QUERY SELECT * FROM shardid_internal._abandon_ddl_undo(template);
+        RETURN;
     END IF;
     SELECT format('%I.%I', n.nspname, k.relname) INTO canon
       FROM pg_class AS k JOIN pg_namespace AS n ON n.oid = k.relnamespace WHERE k.oid = to_regclass(template);
@@ -68,5 +73,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid.abandon_ddl(text) IS
-    'Closes the open apply_ddl() change of a sharded table without finishing it (on a router: there and on every node), leaving every table as it is; one row per node (NULL here) with the change, how many tables have it and lack it, and which lack it. Then another command may run.';
+COMMENT ON FUNCTION shardid.abandon_ddl(text, boolean) IS
+    'Closes the open apply_ddl() change of a sharded table without finishing it (on a router: there and on every node), leaving every table as it is; one row per node (NULL here) with the change, how many tables have it and lack it, and which lack it. Then another command may run. With undo => true, reverses the change where it was applied instead, as a change of its own run by apply_ddl() (DROP INDEX [CONCURRENTLY] of the index a CREATE INDEX made and of the invalid ones a failed build left, DROP CONSTRAINT of the constraint an ADD CONSTRAINT added, the previous default or statistics target); a change with no safe inverse is refused (0A000) with the apply_ddl() call that completes it in the HINT.';

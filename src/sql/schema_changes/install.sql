@@ -71,6 +71,17 @@
 \ir _apply_ddl_concurrently.sql
 \ir _apply_ddl_here.sql
 \ir apply_ddl.sql
+-- abandon_ddl(template, undo => true): the way back (issue 46)
+\ir _ddl_inverse.sql
+\ir _undo_ddl_inverse.sql
+\ir _undo_ddl_original.sql
+\ir _undo_ddl_previous.sql
+\ir _undo_ddl_prepare.sql
+\ir _undo_ddl_plan.sql
+\ir _undo_ddl_start.sql
+\ir _undo_ddl_nodes.sql
+\ir _undo_ddl.sql
+\ir _abandon_ddl_undo.sql
 \ir abandon_ddl.sql
 \ir _finish_ddl_change.sql
 \ir finish_ddl.sql

@@ -99,3 +99,8 @@ COMMENT ON TABLE shardid.rebalance_jobs IS
 DROP FUNCTION shardid_internal._rebalance_launch(bigint);
 DROP FUNCTION shardid_internal._rebalance_job_next(bigint);
 DROP FUNCTION shardid_internal._rebalance_job_moved(bigint, text, integer, text);
+
+-- A failed change has a way back in one call (issue 46):
+-- abandon_ddl(template, undo boolean DEFAULT false) replaces
+-- abandon_ddl(template).
+DROP FUNCTION shardid.abandon_ddl(text);
