@@ -99,3 +99,21 @@ COMMENT ON TABLE shardid.rebalance_jobs IS
 DROP FUNCTION shardid_internal._rebalance_launch(bigint);
 DROP FUNCTION shardid_internal._rebalance_job_next(bigint);
 DROP FUNCTION shardid_internal._rebalance_job_moved(bigint, text, integer, text);
+
+-- One options record per kind of job (issue 47): apply_ddl()'s options are
+-- shardid.ddl_options, built once by _ddl_options() and passed whole (to
+-- every node too); the router changes up to connections tables of a node
+-- at once, over _apply_ddl_concurrently(), not one table at a time. A new
+-- option is an attribute: ALTER TYPE shardid.ddl_options ADD ATTRIBUTE.
+\ir ../schema_changes/ddl_options.sql
+DROP FUNCTION shardid_internal._apply_ddl_node_step(text, text, bigint);
+-- A move's options are shardid.move_options, built once by _move_options()
+-- and passed whole through the loop (_move_shard()) to the step that uses
+-- each; a new move option is an attribute: ALTER TYPE shardid.move_options
+-- ADD ATTRIBUTE.
+\ir ../moves/router/move_options.sql
+DROP FUNCTION shardid_internal._move_start(integer, text, boolean, boolean, interval, interval, interval, interval);
+DROP FUNCTION shardid_internal._move_step(shardid_internal._move_run, boolean, interval, interval, interval, interval);
+DROP FUNCTION shardid_internal._move_copy(shardid.shard_moves, interval, interval, jsonb);
+DROP FUNCTION shardid_internal._move_cutover(shardid.shard_moves, interval, interval);
+DROP FUNCTION shardid_internal._move_finish(shardid.shard_moves, boolean, interval);
