@@ -19,14 +19,14 @@ DECLARE
     dbl   name;
     host  text := split_part(current_setting('unix_socket_directories'), ',', 1);
 BEGIN
-    SELECT n.nspname INTO dbl FROM pg_extension AS e JOIN pg_namespace AS n ON n.oid = e.extnamespace
-     WHERE e.extname = 'dblink';
-    IF dbl IS NULL THEN
+    BEGIN
+        dbl := shardid_internal._dblink_schema();
+    EXCEPTION WHEN object_not_in_prerequisite_state THEN
         RAISE EXCEPTION 'apply_ddl() of a statement that cannot run in a transaction block needs the dblink extension'
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = 'It runs such statements (CONCURRENTLY) one table at a time on a connection of their own: to each node from the router, or on a node to the node itself.',
+                  DETAIL = 'It runs such statements (CONCURRENTLY) each on a connection of its own, up to connections tables at once: to each node from the router, or on a node to the node itself.',
                   HINT = 'CREATE EXTENSION dblink; in this database (contrib, shipped with PostgreSQL).';
-    END IF;
+    END;
     PERFORM shardid_internal._node_close(conn);
     IF node IS NOT NULL THEN
         PERFORM shardid_internal._node_connect(conn, node);

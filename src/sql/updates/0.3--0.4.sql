@@ -117,3 +117,8 @@ DROP FUNCTION shardid_internal._move_step(shardid_internal._move_run, boolean, i
 DROP FUNCTION shardid_internal._move_copy(shardid.shard_moves, interval, interval, jsonb);
 DROP FUNCTION shardid_internal._move_cutover(shardid.shard_moves, interval, interval);
 DROP FUNCTION shardid_internal._move_finish(shardid.shard_moves, boolean, interval);
+
+-- No copied runs (issue 47): create_shards_proc() and create_table_proc()
+-- share their loop (_batch_run(), the next batch from _batch_next()).
+DROP FUNCTION shardid_internal._create_shards_next_batch(integer, integer, integer, integer, integer);
+DROP FUNCTION shardid_internal._create_table_next_batch(name, integer, integer, integer);
