@@ -203,6 +203,7 @@ INSERT INTO audit.attack_args (routine, args) VALUES
     ('shardid_internal._node_close(text)', $a$'shardid_attack'::pg_catalog.text$a$),
     ('shardid_internal._node_connect(text,text)', $a$'shardid_attack'::pg_catalog.text, 'b'::pg_catalog.text$a$),
     ('shardid_internal._node_facts_safe(jsonb)', $a$'{}'::pg_catalog.jsonb$a$),
+    ('shardid_internal._node_session(text,text,text)', $a$'shardid_attack'::pg_catalog.text, 'b'::pg_catalog.text, 'attack'::pg_catalog.text$a$),
     ('shardid_internal._node_send(text,text)', $a$'shardid_attack'::pg_catalog.text, 'SELECT 1'::pg_catalog.text$a$),
     ('shardid_internal._node_unreachable(text)', $a$'22023'::pg_catalog.text$a$),
     ('shardid_internal._node_wait(text,text)', $a$'shardid_attack'::pg_catalog.text$a$),
