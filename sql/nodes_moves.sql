@@ -66,7 +66,7 @@ CALL shardid.move_shard(1, NULL);
 -- a move option left NULL takes its default (_move_options(), issue 38):
 -- this one goes on to the next check
 CALL shardid.move_shard(1, 'mb', lock_timeout => NULL);
-SELECT shardid_internal._move_options(NULL, NULL, interval '2 s', NULL, NULL);
+SELECT shardid_internal._move_options('{"lock_timeout": null, "cutover_timeout": "2 s"}');
 SELECT shardid.freeze_shard(1);
 CALL shardid.move_shard(1, 'mb');
 SELECT shardid.unfreeze_shard(1);

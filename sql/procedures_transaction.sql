@@ -45,11 +45,11 @@ CALL shardid.create_table_proc('pg_catalog.pg_class');
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
-CALL shardid_internal._apply_ddl_router('public.t', 'ALTER TABLE %s ADD COLUMN c int', 1, NULL);
+CALL shardid_internal._apply_ddl_router('public.t', 'ALTER TABLE %s ADD COLUMN c int', shardid_internal._ddl_options('{}'));
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
-CALL shardid_internal._apply_ddl_concurrently(NULL, 1, 1, 1, NULL, 1, '{0,0}');
+CALL shardid_internal._apply_ddl_concurrently(NULL, 1, 1, shardid_internal._ddl_options('{}'), NULL, '{0,0}');
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 

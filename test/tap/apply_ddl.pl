@@ -201,7 +201,7 @@ is($router->safe_psql('app', q{SELECT targets_done || ' ' || (finished_at IS NUL
 my $origin = $router->safe_psql('app', q{SELECT shardid_internal._apply_ddl_origin(change_id) FROM shardid.ddl_changes WHERE command LIKE '%seen%' AND NOT abandoned});
 is($node{b}->safe_psql('app', qq{SELECT count(*) || ' ' || count(*) FILTER (WHERE finished_at IS NULL) FROM shardid.ddl_changes WHERE origin = '$origin'}),
 	'1 1', 'b holds the change under the router\'s origin, open (its template and shard 1)');
-$node{b}->safe_psql('app', "CALL shardid_internal._apply_ddl_here('public.posts', '$seen', 256, NULL, NULL, 1, '$origin')");
+$node{b}->safe_psql('app', "CALL shardid_internal._apply_ddl_here('public.posts', '$seen', shardid_internal._ddl_options('{}'), '$origin')");
 ($ret, $out, $err) = $router->psql('app', "CALL shardid.apply_ddl('public.posts', '$seen')");
 is($ret, 0, 'the router\'s re-CALL succeeds: b, finished already, is not run again') or diag($err);
 is(with_column($_, 'seen'), '5/5', "node $_: the template and every shard have the column (once: no error)") for qw(a b);
@@ -243,9 +243,48 @@ is($router->safe_psql('app', q{SELECT targets_done || '/' || targets_total || ' 
 $router->safe_psql('app', "SELECT shardid.remove_node('d')");
 $empty->stop;
 
+# --- the options travel whole: connections from the router (issue 47) -------------
+$node{c} = $bare;
+# apply_ddl(connections => 3) on the router builds up to 3 tables of a node
+# at once, each on a router connection of its own to that node: every
+# shard's build on a waits for an advisory lock a session on a holds (the
+# template, empty, is built first and alone), and 3 builds, not 1 nor the
+# default 4, are seen running there together. A loopback means nothing on
+# the router: refused (22023) before anything changes.
+$node{$_}->safe_psql('app', q{
+CREATE FUNCTION public.slow_key(k bigint) RETURNS bigint LANGUAGE plpgsql IMMUTABLE
+    AS $$ BEGIN IF k > 0 THEN PERFORM pg_catalog.pg_advisory_xact_lock_shared(4242); END IF; RETURN k; END $$;
+}) for qw(a b c);
+($ret, $out, $err) = $router->psql('app', "\\set VERBOSITY verbose\nCALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ADD COLUMN lb integer', loopback => 'dbname=app')");
+like($err, qr/ERROR:\s+22023: .*loopback/, 'apply_ddl(loopback => ...) on the router: refused (22023)');
+my $lock_a = $node{a}->background_psql('app');
+$lock_a->query_safe('SELECT pg_advisory_lock(4242)');
+my $rcall = $router->background_psql('app', on_error_stop => 0);
+$rcall->query_until(qr/calling/,
+	"\\echo calling\nCALL shardid.apply_ddl('public.posts', 'CREATE INDEX CONCURRENTLY posts_slow ON %s (public.slow_key(user_id))', connections => 3);\n");
+my $builds = q{SELECT count(*) FROM pg_stat_activity
+ WHERE datname = 'app' AND application_name = 'shardid_apply_ddl' AND state = 'active' AND query LIKE 'CREATE INDEX CONCURRENTLY posts_slow%'};
+ok($node{a}->poll_query_until('app', "SELECT ($builds) = 3"), 'from the router, connections => 3: node a builds 3 tables at once');
+is($node{a}->safe_psql('app', $builds), '3', 'and no more than 3');
+$lock_a->query_safe('SELECT pg_advisory_unlock(4242)');
+$lock_a->quit;
+$rcall->query('SELECT 1');
+unlike($rcall->{stderr}, qr/ERROR/, 'the router\'s CALL ends without an error') or diag($rcall->{stderr});
+$rcall->quit;
+# (the template and the registered shards: retired copies are not changed)
+is($node{$_}->safe_psql('app', q{
+SELECT count(*) FILTER (WHERE EXISTS (SELECT FROM pg_index AS x JOIN pg_class AS i ON i.oid = x.indexrelid
+                                       WHERE x.indrelid = c.oid AND i.relname = 'posts_slow' AND x.indisvalid))
+       || '/' || count(*)
+  FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
+ WHERE c.relname = 'posts' AND c.relkind = 'r'
+   AND (n.nspname = 'public' OR n.nspname IN (SELECT r.schema_name FROM shardid.shard_registry AS r))}),
+	'5/5', "node $_: the template and every shard have the index, valid") for qw(a b);
+is($router->safe_psql('app', q{SELECT targets_done || '/' || targets_total || ' ' || (finished_at IS NOT NULL) FROM shardid.ddl_progress WHERE command LIKE '%posts_slow%'}),
+	'3/3 true', 'the router\'s change is finished on every node');
+
 $router->stop;
-$node{$_}->stop for qw(a b);
-$bare->stop;
+$node{$_}->stop for qw(a b c);
 
 # --- one node, 4096 shards, default lock settings: interrupted and re-CALLed ---
 my $big = PostgreSQL::Test::Cluster->new('big');

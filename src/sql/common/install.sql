@@ -55,6 +55,7 @@
 \ir _one_line.sql
 \ir router/_node_connect.sql
 \ir router/_node_send.sql
+\ir router/_node_session.sql
 \ir router/_node_wait.sql
 \ir router/_node.sql
 \ir router/_node_alive.sql

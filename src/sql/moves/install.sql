@@ -67,6 +67,8 @@
 \ir router/_move_schema.sql
 \ir router/_move_compare.sql
 \ir router/_move_compare_shard.sql
+\ir router/move_options.sql
+\ir router/_move_options.sql
 \ir router/_move_copy.sql
 \ir router/_move_cutover.sql
 \ir router/_move_repoint.sql
@@ -78,7 +80,6 @@
 \ir router/_move_rollback.sql
 \ir router/_move_outcome.sql
 \ir router/_move_run.sql
-\ir router/_move_options.sql
 \ir router/_move_start.sql
 \ir router/_move_failed.sql
 \ir router/_move_step.sql
@@ -86,5 +87,6 @@
 \ir router/_move_raise.sql
 \ir router/_move_report.sql
 \ir router/_move_abort_start.sql
+\ir router/_move_shard.sql
 \ir router/move_shard.sql
 \ir router/abort_move.sql

@@ -1,4 +1,4 @@
--- apply_ddl() on a node, CONCURRENTLY on several connections at once: the
+-- apply_ddl(), CONCURRENTLY on several connections at once: the
 -- next statement to have ended among those sent on conns (targets[i]: the
 -- table conns[i] changes, NULL when idle), its result taken
 -- (_apply_ddl_result: its error raised, a retried target that had the
@@ -10,8 +10,11 @@
 -- those connections closed (their tables stay running in the ledger, and
 -- the re-CALL drops what they left and changes them again); a cancel of
 -- this session (statement_timeout, Ctrl-C) cancels every one of them,
--- which would otherwise run on and commit unrecorded.
-CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_collect(change_id bigint, conns text[], targets text[], retries boolean[])
+-- which would otherwise run on and commit unrecorded. node: the node the
+-- connections reach from the router, whose ledger is written over the
+-- connection that ended (NULL: this one, on a node).
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_collect(change_id bigint, conns text[], targets text[], retries boolean[],
+                                                               node text)
     RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -49,7 +52,7 @@ BEGIN
         RAISE;
     END;
     BEGIN
-        PERFORM shardid_internal._apply_ddl_result(conns[ended], NULL, retries[ended], change_id, targets[ended]);
+        PERFORM shardid_internal._apply_ddl_result(conns[ended], node, retries[ended], change_id, targets[ended]);
     EXCEPTION WHEN OTHERS OR query_canceled THEN
         GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
         FOR j IN 1 .. cardinality(conns) LOOP
@@ -59,12 +62,16 @@ BEGIN
         END LOOP;
         PERFORM shardid_internal._raise(st, msg, det, hnt);
     END;
-    PERFORM shardid_internal._apply_ddl_mark_done(change_id, targets[ended]);
+    IF node IS NULL THEN
+        PERFORM shardid_internal._apply_ddl_mark_done(change_id, targets[ended]);
+    ELSE
+        PERFORM shardid_internal._node(conns[ended], format('SELECT shardid_internal._apply_ddl_mark_done(%s, %L)', change_id, targets[ended]), node);
+    END IF;
     RETURN ended;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_collect(bigint, text[], text[], boolean[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_collect(bigint, text[], text[], boolean[], text) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._apply_ddl_collect(bigint, text[], text[], boolean[]) IS
-    'apply_ddl() on a node, CONCURRENTLY on several dblink connections: takes the result of the next statement to have ended and marks its target done, returning its index; NULL (after 10 ms) when all still run. An error cancels the others first; a cancel of this session cancels them all.';
+COMMENT ON FUNCTION shardid_internal._apply_ddl_collect(bigint, text[], text[], boolean[], text) IS
+    'apply_ddl(), CONCURRENTLY on several dblink connections (to this node, or from the router to node, whose ledger is written over them): takes the result of the next statement to have ended and marks its target done, returning its index; NULL (after 10 ms) when all still run. An error cancels the others first; a cancel of this session cancels them all.';

@@ -14,7 +14,7 @@ BEGIN
     IF shardid_internal._apply_ddl_skip(template, command, s.state) OR shardid_internal._apply_ddl_rerun(s.change) THEN
         RETURN NULL;
     END IF;
-    RETURN (shardid_internal._apply_ddl_record(s.change, s.todo, s.total, 'one at a time outside a transaction block, from the router')).change_id;
+    RETURN (shardid_internal._apply_ddl_record(s.change, s.todo, s.total, 'outside a transaction block, on connections from the router')).change_id;
 END
 $$;
 

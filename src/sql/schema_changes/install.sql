@@ -17,8 +17,9 @@
 -- until then. A batch commits after batch_size tables or once it has held
 -- its first table's lock for batch_time. Statements that cannot run in a
 -- transaction block (CREATE and DROP INDEX CONCURRENTLY) run over dblink,
--- on a node to the node itself on up to `connections` tables at once,
--- from the router to each node one table at a time; PostgreSQL runs the
+-- on up to `connections` tables of a node at once: on a node to the node
+-- itself, from the router to each node (the options are one record,
+-- shardid.ddl_options, sent whole); PostgreSQL runs the
 -- owner's index expressions as the owner. It comes before the shards
 -- area, which records a new copy in the ledger.
 --
@@ -33,7 +34,8 @@
 \ir ddl_applied.sql
 \ir ddl_progress.sql
 \ir _apply_ddl_check.sql
-\ir _apply_ddl_check_options.sql
+\ir ddl_options.sql
+\ir _ddl_options.sql
 \ir _apply_ddl_owner.sql
 \ir _apply_ddl_owners.sql
 \ir _apply_ddl_grants.sql
@@ -55,6 +57,7 @@
 \ir _apply_ddl_failed.sql
 \ir _apply_ddl_same_indexes.sql
 \ir _apply_ddl_result.sql
+\ir _apply_ddl_claim_next.sql
 \ir _apply_ddl_collect.sql
 \ir router/_apply_ddl_on_nodes.sql
 \ir router/_apply_ddl_origin.sql
@@ -62,7 +65,6 @@
 \ir router/_apply_ddl_router_start.sql
 \ir router/_apply_ddl_next_node.sql
 \ir router/_apply_ddl_node_start.sql
-\ir router/_apply_ddl_node_step.sql
 \ir router/_apply_ddl_on_node.sql
 \ir router/_apply_ddl_router_failed.sql
 \ir _apply_ddl_first_batch.sql

@@ -29,19 +29,9 @@ BEGIN
         IF hint NOT LIKE '%max_locks_per_transaction%' THEN
             RAISE;
         END IF;
-        IF batch_size IS NULL THEN
-            RAISE EXCEPTION 'create_shards(%, %) needs more locks than one transaction can hold', first, last
-                USING ERRCODE = 'out_of_memory',
-                      DETAIL = pg_catalog.format('The server''s lock table ran out after %s shards (max_locks_per_transaction = %s): each shard created holds its locks, and those of its tables, until the transaction ends. No shard was created.',
-                                                 made, pg_catalog.current_setting('max_locks_per_transaction')),
-                      HINT = pg_catalog.format('CALL shardid.create_shards_proc(%s, %s); creates the shards in batches that commit.', first, last);
-        END IF;
-        RAISE EXCEPTION 'a batch of % shards needs more locks than the server''s lock table has free', batch_size
-            USING ERRCODE = 'out_of_memory',
-                  DETAIL = pg_catalog.format('It ran out after %s shards (max_locks_per_transaction = %s); they were rolled back. The shards of earlier batches are committed.',
-                                             made, pg_catalog.current_setting('max_locks_per_transaction')),
-                  HINT = pg_catalog.format('Go on with smaller batches: CALL shardid.create_shards_proc(%s, %s, %s);',
-                                           first, last, GREATEST(1, batch_size / 4));
+        PERFORM shardid_internal._raise_out_of_locks(format('create_shards(%s, %s)', first, last), 'shard', 'shards',
+                                                     'each shard created holds its locks, and those of its tables,',
+                                                     format('shardid.create_shards_proc(%s, %s', first, last), made, batch_size);
     END;
     RETURN made;
 END

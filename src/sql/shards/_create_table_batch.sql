@@ -41,23 +41,12 @@ BEGIN
         IF hint NOT LIKE '%max_locks_per_transaction%' THEN
             RAISE;
         END IF;
-        IF batch_size IS NULL THEN
-            RAISE EXCEPTION 'create_table() over % shards needs more locks than one transaction can hold',
-                    (SELECT count(*) FROM shardid.shard_registry)
-                USING ERRCODE = 'out_of_memory',
-                      DETAIL = pg_catalog.format('The server''s lock table ran out after %s tables (max_locks_per_transaction = %s): each table created holds locks on itself, its indexes, TOAST table and constraints until the transaction ends. No table was created.',
-                                                 made, pg_catalog.current_setting('max_locks_per_transaction')),
-                      HINT = pg_catalog.format('CALL shardid.create_table_proc(%L, %L); creates the tables in batches that commit.',
-                                               pg_catalog.to_regclass(pg_catalog.format('%I.%I', t.template_schema, t.template_name))::text,
-                                               t.id_column);
-        END IF;
-        RAISE EXCEPTION 'a batch of % shard tables needs more locks than the server''s lock table has free', batch_size
-            USING ERRCODE = 'out_of_memory',
-                  DETAIL = pg_catalog.format('It ran out after %s tables (max_locks_per_transaction = %s); they were rolled back. The tables of earlier batches are committed.',
-                                             made, pg_catalog.current_setting('max_locks_per_transaction')),
-                  HINT = pg_catalog.format('Go on with smaller batches: CALL shardid.create_table_proc(%L, %L, %s);',
-                                           pg_catalog.format('%I.%I', t.template_schema, t.template_name), t.id_column,
-                                           GREATEST(1, batch_size / 4));
+        PERFORM shardid_internal._raise_out_of_locks(format('create_table() over %s shards', (SELECT count(*) FROM shardid.shard_registry)),
+                                                     'table', 'shard tables',
+                                                     'each table created holds locks on itself, its indexes, TOAST table and constraints',
+                                                     format('shardid.create_table_proc(%L, %L', format('%I.%I', t.template_schema, t.template_name),
+                                                            t.id_column),
+                                                     made, batch_size);
     END;
     RETURN made;
 END

@@ -1,14 +1,14 @@
 -- create_shards() in batches that commit, for ranges one transaction cannot
 -- lock (8192 shards on a server with default settings), in pg_partman's
--- *_proc convention. A procedure that COMMITs may have no SET clause (it
--- would make it atomic): this holds the loop and its COMMITs, the work and
--- the NOTICEs are functions that pin search_path.
+-- *_proc convention: the loop of the area's batch procedures
+-- (_batch_run). A procedure that COMMITs may have no SET clause (it would
+-- make it atomic): the work and the NOTICEs are functions that pin
+-- search_path.
 CREATE OR REPLACE PROCEDURE shardid.create_shards_proc(first integer, last integer, batch_size integer DEFAULT 256)
     LANGUAGE plpgsql
 AS $$
 DECLARE
     todo integer;
-    made integer;
     done integer[] := '{0,0}';  -- shards, batches
 BEGIN
     PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.create_shards_proc()',
@@ -16,12 +16,8 @@ BEGIN
                                              'CALL it on its own, or use shardid.create_shards() for a range that fits one transaction.');
     todo := shardid_internal._create_shards_start(first, last, batch_size);
     RAISE NOTICE 'create_shards_proc: % shards of % .. % to create, in batches of %', todo, first, last, batch_size;
-    LOOP
-        made := shardid_internal._create_shards_next_batch(first, last, batch_size, done[1], todo);
-        EXIT WHEN made IS NULL;
-        COMMIT;
-        done := shardid_internal._batch_progress('create_shards_proc', 'shards', done, made, todo);
-    END LOOP;
+    CALL shardid_internal._batch_run('create_shards_proc', 'shards', pg_catalog.jsonb_build_object('first', first, 'last', last),
+                                     batch_size, todo, done);
     PERFORM shardid_internal._create_shards_done(first, last, done[1]);
 END
 $$;

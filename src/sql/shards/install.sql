@@ -33,8 +33,8 @@
 \ir create_shard.sql
 \ir create_shards.sql
 \ir _create_shards_start.sql
+\ir _raise_out_of_locks.sql
 \ir _create_shards_batch.sql
-\ir _create_shards_next_batch.sql
 \ir _create_shards_done.sql
 \ir create_shards_proc.sql
 \ir shard_schema.sql
@@ -42,7 +42,8 @@
 \ir create_table.sql
 \ir _create_table_start.sql
 \ir _create_table_batch.sql
-\ir _create_table_next_batch.sql
+\ir _batch_next.sql
+\ir _batch_run.sql
 \ir _create_table_done.sql
 \ir create_table_proc.sql
 \ir drop_table.sql

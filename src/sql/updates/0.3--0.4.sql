@@ -104,3 +104,26 @@ DROP FUNCTION shardid_internal._rebalance_job_moved(bigint, text, integer, text)
 -- abandon_ddl(template, undo boolean DEFAULT false) replaces
 -- abandon_ddl(template).
 DROP FUNCTION shardid.abandon_ddl(text);
+
+-- One options record per kind of job (issue 47): apply_ddl()'s options are
+-- shardid.ddl_options, built once by _ddl_options() and passed whole (to
+-- every node too); the router changes up to connections tables of a node
+-- at once, over _apply_ddl_concurrently(), not one table at a time. A new
+-- option is an attribute: ALTER TYPE shardid.ddl_options ADD ATTRIBUTE.
+\ir ../schema_changes/ddl_options.sql
+DROP FUNCTION shardid_internal._apply_ddl_node_step(text, text, bigint);
+-- A move's options are shardid.move_options, built once by _move_options()
+-- and passed whole through the loop (_move_shard()) to the step that uses
+-- each; a new move option is an attribute: ALTER TYPE shardid.move_options
+-- ADD ATTRIBUTE.
+\ir ../moves/router/move_options.sql
+DROP FUNCTION shardid_internal._move_start(integer, text, boolean, boolean, interval, interval, interval, interval);
+DROP FUNCTION shardid_internal._move_step(shardid_internal._move_run, boolean, interval, interval, interval, interval);
+DROP FUNCTION shardid_internal._move_copy(shardid.shard_moves, interval, interval, jsonb);
+DROP FUNCTION shardid_internal._move_cutover(shardid.shard_moves, interval, interval);
+DROP FUNCTION shardid_internal._move_finish(shardid.shard_moves, boolean, interval);
+
+-- No copied runs (issue 47): create_shards_proc() and create_table_proc()
+-- share their loop (_batch_run(), the next batch from _batch_next()).
+DROP FUNCTION shardid_internal._create_shards_next_batch(integer, integer, integer, integer, integer);
+DROP FUNCTION shardid_internal._create_table_next_batch(name, integer, integer, integer);

@@ -10,7 +10,7 @@
 -- with the slot kept (a failover slot, 17 and later) is enabled again.
 -- When every table is ready and the lag is under 1 MB: phase
 -- 'frozen'. state carries what one poll tells the next.
-CREATE OR REPLACE FUNCTION shardid_internal._move_copy(m shardid.shard_moves, catchup_timeout interval, node_timeout interval, state jsonb)
+CREATE OR REPLACE FUNCTION shardid_internal._move_copy(m shardid.shard_moves, o shardid.move_options, state jsonb)
     RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -89,7 +89,7 @@ BEGIN
         UPDATE shardid.shard_moves AS x
            SET last_error = format('node "%s" (the %s) unreachable since %s: %s', node, who, since, msg), updated_at = now_t
          WHERE x.shard = m.shard;
-        IF now_t - since > node_timeout THEN
+        IF now_t - since > o.node_timeout THEN
             RAISE EXCEPTION 'node "%" (the % of the move) has been unreachable for % during the copy: %',
                     node, who, date_trunc('second', now_t - since), regexp_replace(msg, '^node "[^"]*": ', '')
                 USING ERRCODE = st;
@@ -142,8 +142,8 @@ BEGIN
            phase = CASE WHEN (prog->>'tables_ready')::integer = (prog->>'tables_total')::integer
                              AND (slot->>'lag')::bigint < 1048576 THEN 'frozen' ELSE x.phase END
      WHERE x.shard = m.shard;
-    IF now_t - m.started_at > catchup_timeout THEN
-        RAISE EXCEPTION 'the copy of shard % to node "%" did not catch up within %', shard, m.target, catchup_timeout
+    IF now_t - m.started_at > o.catchup_timeout THEN
+        RAISE EXCEPTION 'the copy of shard % to node "%" did not catch up within %', shard, m.target, o.catchup_timeout
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = format('Tables ready: %s of %s; lag: %s bytes.', prog->>'tables_ready', prog->>'tables_total', slot->>'lag');
     END IF;
@@ -151,7 +151,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_copy(shardid.shard_moves, interval, interval, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_copy(shardid.shard_moves, shardid.move_options, jsonb) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_copy(shardid.shard_moves, interval, interval, jsonb) IS
+COMMENT ON FUNCTION shardid_internal._move_copy(shardid.shard_moves, shardid.move_options, jsonb) IS
     'Router, move phase copy, one poll: starts replication, records progress and lag, fails at a replication error, a change of definitions, or an unreachable node (after node_timeout); turns frozen when caught up.';

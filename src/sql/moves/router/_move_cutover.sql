@@ -16,7 +16,7 @@
 -- The freeze tries to lock the shard's tables for 300 ms at a time, for
 -- lock_timeout in all, so writers queue behind it for 300 ms at most.
 -- Returns the milliseconds each step ended at, from the freeze.
-CREATE OR REPLACE FUNCTION shardid_internal._move_cutover(m shardid.shard_moves, lock_timeout interval, cutover_timeout interval)
+CREATE OR REPLACE FUNCTION shardid_internal._move_cutover(m shardid.shard_moves, o shardid.move_options)
     RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -38,7 +38,7 @@ BEGIN
     PERFORM shardid_internal._node_connect('shardid_move_target', m.target);
     t0 := clock_timestamp();
     fr := shardid_internal._move_lock_tables(shard, format('SELECT shardid_internal._move_freeze(%L, %s, %L, %L, 300)',
-                                                  m.schema_name, shard, m.target, m.mode = 'online'), lock_timeout);
+                                                  m.schema_name, shard, m.target, m.mode = 'online'), o.lock_timeout);
     steps := steps || jsonb_build_object('frozen', round(extract(epoch FROM clock_timestamp() - t0) * 1000));
     UPDATE shardid.shard_moves AS x
        SET frozen_at = COALESCE(x.frozen_at, t0), source_lsn = (fr->>'lsn')::pg_lsn, updated_at = clock_timestamp()
@@ -61,9 +61,9 @@ BEGIN
             ok := (shardid_internal._node('shardid_move_source', format('SELECT shardid_internal._move_slot_status(%L, %L)', nm, fr->>'lsn'),
                                  m.source)::jsonb->>'confirmed')::boolean;
             EXIT WHEN ok;
-            IF clock_timestamp() - t0 > cutover_timeout THEN
+            IF clock_timestamp() - t0 > o.cutover_timeout THEN
                 RAISE EXCEPTION 'node "%" did not confirm the WAL position % of node "%" within %', m.target, fr->>'lsn',
-                        m.source, cutover_timeout
+                        m.source, o.cutover_timeout
                     USING ERRCODE = 'object_not_in_prerequisite_state',
                           DETAIL = 'Its subscription may have stopped (see its server log) or be far behind.';
             END IF;
@@ -78,7 +78,7 @@ BEGIN
     -- the last comparison; the source's freeze made permanent meanwhile
     PERFORM shardid_internal._node_send('shardid_move_target', format('SELECT shardid_internal._shard_definition(%L, %L)', m.schema_name, nm));
     ds := shardid_internal._move_lock_tables(shard, format('SELECT shardid_internal._move_seal(%L, %s, %L, 300)', m.schema_name, shard, m.target),
-                                    lock_timeout);
+                                    o.lock_timeout);
     dt := shardid_internal._node_wait('shardid_move_target', m.target)::jsonb;
     PERFORM shardid_internal._move_compare(ds, dt, format('node "%s"', m.source), format('node "%s"', m.target),
                                   format('the tables of shard %s changed on node "%s" during the move', shard, m.source),
@@ -90,7 +90,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_cutover(shardid.shard_moves, interval, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_cutover(shardid.shard_moves, shardid.move_options) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_cutover(shardid.shard_moves, interval, interval) IS
+COMMENT ON FUNCTION shardid_internal._move_cutover(shardid.shard_moves, shardid.move_options) IS
     'Router, move phase frozen: freezes the shard on the source, waits for the target, raises its generators, seals the freeze, compares definitions; then caught_up.';

@@ -7,7 +7,7 @@
 -- triggers refusing writes), locking its tables 300 ms at a time for
 -- lock_timeout in all. Deletes the move's row; returns what became of the
 -- old copy.
-CREATE OR REPLACE FUNCTION shardid_internal._move_finish(m shardid.shard_moves, drop_old boolean, lock_timeout interval) RETURNS text
+CREATE OR REPLACE FUNCTION shardid_internal._move_finish(m shardid.shard_moves, o shardid.move_options) RETURNS text
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -32,14 +32,14 @@ BEGIN
     END IF;
     old := (shardid_internal._move_lock_tables(shard,
                 format('SELECT to_jsonb(shardid_internal._move_retire(%s, %L, %L, %L, 300))', shard, m.schema_name, m.target,
-                       CASE WHEN drop_old THEN NULL ELSE shardid_internal._fit_name(m.schema_name, '_moved_' || m.move_id) END),
-                lock_timeout))#>>'{}';
+                       CASE WHEN o.drop_old THEN NULL ELSE shardid_internal._fit_name(m.schema_name, '_moved_' || m.move_id) END),
+                o.lock_timeout))#>>'{}';
     DELETE FROM shardid.shard_moves AS x WHERE x.shard = m.shard;
     RETURN old;
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_finish(shardid.shard_moves, boolean, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_finish(shardid.shard_moves, shardid.move_options) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_finish(shardid.shard_moves, boolean, interval) IS
+COMMENT ON FUNCTION shardid_internal._move_finish(shardid.shard_moves, shardid.move_options) IS
     'Router, move phase repointed: drops the subscription, slots and publication, retires the old copy, deletes the move''s row.';

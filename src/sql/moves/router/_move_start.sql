@@ -1,12 +1,10 @@
--- Router, move_shard() once it holds the shard's lock: checks the
--- arguments and prepares the move (_move_prepare: a move in progress
+-- Router, move_shard() once it holds the shard's lock: prepares the move
+-- with its options o (offline) (_move_prepare: a move in progress
 -- resumed, or a new one checked and recorded). Returns the run: the phase
 -- to go on from (aborting: a rollback to finish first), or the error to
 -- raise once the caller has committed, the lock released here (a cancel
 -- absorbed first).
-CREATE OR REPLACE FUNCTION shardid_internal._move_start(shard integer, to_node text, drop_old boolean, offline boolean,
-                                                        lock_timeout interval, cutover_timeout interval,
-                                                        catchup_timeout interval, node_timeout interval)
+CREATE OR REPLACE FUNCTION shardid_internal._move_start(shard integer, to_node text, o shardid.move_options)
     RETURNS shardid_internal._move_run
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -20,11 +18,7 @@ DECLARE
     e_hint   text;
 BEGIN
     BEGIN
-        IF offline IS NULL OR drop_old IS NULL OR lock_timeout IS NULL OR cutover_timeout IS NULL
-           OR catchup_timeout IS NULL OR node_timeout IS NULL THEN
-            RAISE EXCEPTION 'move_shard() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-        END IF;
-        m := shardid_internal._move_prepare(shard, to_node, offline);
+        m := shardid_internal._move_prepare(shard, to_node, o.offline);
     EXCEPTION WHEN query_canceled OR OTHERS THEN
         GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_msg = MESSAGE_TEXT,
                                 e_detail = PG_EXCEPTION_DETAIL, e_hint = PG_EXCEPTION_HINT;
@@ -43,7 +37,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_start(integer, text, boolean, boolean, interval, interval, interval, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_start(integer, text, shardid.move_options) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_start(integer, text, boolean, boolean, interval, interval, interval, interval) IS
-    'Router, moves: checks move_shard()''s arguments and prepares the move (resumed or recorded); returns the run, or its error with the shard''s lock released.';
+COMMENT ON FUNCTION shardid_internal._move_start(integer, text, shardid.move_options) IS
+    'Router, moves: prepares the move with its options (resumed or recorded); returns the run, or its error with the shard''s lock released.';

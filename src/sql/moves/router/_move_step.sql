@@ -1,13 +1,13 @@
 -- Router, move_shard(): one step of a move, the phase function of s.phase
 -- given the move's row (schema, copy: one poll, frozen: the cut-over,
 -- caught_up: the repoint, repointed: the finish), then the row read again
--- for the next step. The caller commits after each step, so the phase
+-- for the next step. o: the move's options, whole; each phase function
+-- takes what it uses. The caller commits after each step, so the phase
 -- commits as it advances. On an error the step's work is undone and the
 -- error is returned in s.err after _move_failed() (s.phase: the move's
 -- phase now); the caller commits, rolls back (_move_rollback) and raises
 -- it (_move_rolled_back).
-CREATE OR REPLACE FUNCTION shardid_internal._move_step(s shardid_internal._move_run, drop_old boolean, lock_timeout interval,
-                                                       cutover_timeout interval, catchup_timeout interval, node_timeout interval)
+CREATE OR REPLACE FUNCTION shardid_internal._move_step(s shardid_internal._move_run, o shardid.move_options)
     RETURNS shardid_internal._move_run
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -26,15 +26,15 @@ BEGIN
                 PERFORM shardid_internal._move_pause(shard, 'schema');
                 PERFORM shardid_internal._move_schema(m);
             WHEN 'copy' THEN
-                s.state := shardid_internal._move_copy(m, catchup_timeout, node_timeout, s.state);
+                s.state := shardid_internal._move_copy(m, o, s.state);
             WHEN 'frozen' THEN
-                s.steps := shardid_internal._move_cutover(m, lock_timeout, cutover_timeout);
+                s.steps := shardid_internal._move_cutover(m, o);
             WHEN 'caught_up' THEN
                 PERFORM shardid_internal._move_pause(shard, 'caught_up');
                 PERFORM shardid_internal._move_repoint(m);
             WHEN 'repointed' THEN
                 PERFORM shardid_internal._move_pause(shard, 'repointed');
-                s.old := shardid_internal._move_finish(m, drop_old, lock_timeout);
+                s.old := shardid_internal._move_finish(m, o);
             ELSE
                 RAISE EXCEPTION 'move of shard % in unexpected phase %', shard, s.phase USING ERRCODE = 'internal_error';
         END CASE;
@@ -60,7 +60,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._move_step(shardid_internal._move_run, boolean, interval, interval, interval, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._move_step(shardid_internal._move_run, shardid.move_options) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._move_step(shardid_internal._move_run, boolean, interval, interval, interval, interval) IS
+COMMENT ON FUNCTION shardid_internal._move_step(shardid_internal._move_run, shardid.move_options) IS
     'Router, moves: one step of a move, the phase function of its phase given the move''s row, then the row read again; on an error the step is undone, recorded (_move_failed) and returned.';

@@ -160,8 +160,7 @@ BEGIN
                 AND (j.state <> 'stopping' OR x.outcome IS NOT NULL OR x.resumes > 0)
               ORDER BY x.outcome IS NULL, x.shard LOOP
         EXIT WHEN in_flight >= slots;
-        CONTINUE WHEN shardid_internal._rebalance_node_busy(j.job_id, r.source, r.shard) >= per_node
-                   OR shardid_internal._rebalance_node_busy(j.job_id, r.target, r.shard) >= per_node;
+        CONTINUE WHEN shardid_internal._rebalance_node_busy(j.job_id, r.source, r.target, r.shard, per_node);
         IF r.outcome IS NULL THEN
             RAISE NOTICE '%: retrying the move of shard % to node "%" (try %)', prefix, r.shard, r.target, r.tries + 1;
         END IF;
@@ -188,8 +187,7 @@ BEGIN
             PERFORM shardid_internal._rebalance_refuse_offline(m);
             EXIT WHEN in_flight >= slots;
             CONTINUE WHEN m.phase <> 'aborting' AND max_left <= 0;
-            CONTINUE WHEN shardid_internal._rebalance_node_busy(j.job_id, m.source, m.shard) >= per_node
-                       OR shardid_internal._rebalance_node_busy(j.job_id, m.target, m.shard) >= per_node;
+            CONTINUE WHEN shardid_internal._rebalance_node_busy(j.job_id, m.source, m.target, m.shard, per_node);
             IF m.phase = 'aborting' THEN
                 RAISE NOTICE '%: finishing the rollback of the move of shard % to node "%"', prefix, m.shard, m.target;
             ELSE
@@ -224,8 +222,7 @@ BEGIN
         LOOP
             steps := steps + 1;
             CONTINUE WHEN run_shard IS NOT NULL OR in_flight >= slots
-                       OR shardid_internal._rebalance_node_busy(j.job_id, plan.source, plan.shard) >= per_node
-                       OR shardid_internal._rebalance_node_busy(j.job_id, plan.target, plan.shard) >= per_node;
+                       OR shardid_internal._rebalance_node_busy(j.job_id, plan.source, plan.target, plan.shard, per_node);
             RAISE NOTICE '%: shard % from node "%" to node "%"%', prefix, plan.shard, plan.source, plan.target,
                 CASE WHEN plan.bytes IS NULL THEN '' ELSE pg_catalog.format(' (%s)', pg_catalog.pg_size_pretty(plan.bytes)) END;
             IF NOT shardid_internal._rebalance_move_start(j, plan.shard, 'move', plan.source, plan.target, 1, NULL) THEN

@@ -3,12 +3,12 @@
 -- worker (process, start) in the move's row and turns it to running;
 -- returns what to do (abort: roll back the shard's move in progress first,
 -- for action 'abort' whatever its phase but repointed, else only one being
--- rolled back; then, but for action 'abort', move_shard() to target) with
--- the job's move options. No row when the move is not to run (its row is
--- not starting).
+-- rolled back; then, but for action 'abort', the move to target) with the
+-- job's move options, read back whole (_move_options: the record
+-- shardid.move_options; the job's other options ignored). No row when the
+-- move is not to run (its row is not starting).
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_move_begin(job_id bigint, shard integer)
-    RETURNS TABLE (action text, target text, abort boolean, drop_old boolean, lock_timeout interval,
-                   cutover_timeout interval, catchup_timeout interval, node_timeout interval)
+    RETURNS TABLE (action text, target text, abort boolean, options shardid.move_options)
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -32,11 +32,7 @@ BEGIN
     abort := EXISTS (SELECT FROM shardid.shard_moves AS m
                       WHERE m.shard = r.shard
                         AND CASE WHEN r.action = 'abort' THEN m.phase <> 'repointed' ELSE m.phase = 'aborting' END);
-    drop_old := (o->>'drop_old')::boolean;
-    lock_timeout := (o->>'lock_timeout')::interval;
-    cutover_timeout := (o->>'cutover_timeout')::interval;
-    catchup_timeout := (o->>'catchup_timeout')::interval;
-    node_timeout := (o->>'node_timeout')::interval;
+    options := shardid_internal._move_options(o);
     RETURN NEXT;
 END
 $$;

@@ -2,7 +2,8 @@
 -- (src/pg/rebalance_worker.cpp, at top level) so that moves whose nodes
 -- are disjoint run at the same time, or by the session of rebalance() and
 -- drain_node() itself: _rebalance_move_begin() says what to do, then
--- abort_move() (a move to roll back) and move_shard(), and
+-- abort_move() (a move to roll back) and the move's loop with the job's
+-- move options whole (_move_shard()), and
 -- _rebalance_move_done() counts it. An error ends the CALL; a worker
 -- records it (_rebalance_move_failed()), a session's CALL fails with it.
 -- No SET search_path (PostgreSQL refuses COMMIT in a procedure that has
@@ -25,9 +26,7 @@ BEGIN
         CALL shardid.abort_move(shard);
     END IF;
     IF step.action OPERATOR(pg_catalog.<>) 'abort' THEN
-        CALL shardid.move_shard(shard, step.target, drop_old => step.drop_old, lock_timeout => step.lock_timeout,
-                                cutover_timeout => step.cutover_timeout, catchup_timeout => step.catchup_timeout,
-                                node_timeout => step.node_timeout);
+        CALL shardid_internal._move_shard(shard, step.target, step.options);
     END IF;
     PERFORM shardid_internal._rebalance_move_done(job_id, shard);
     COMMIT;

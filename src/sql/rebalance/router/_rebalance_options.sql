@@ -5,7 +5,8 @@
 -- the moves' workers read: the strategy, max_moves and excluded_shards
 -- (_check_rebalance_options()), the parallel options
 -- (_check_parallel_options()), and the move options with their defaults
--- (_move_options()). A drain refuses an unknown node (42704). Pinned, so
+-- (_move_options(), the record shardid.move_options as jsonb, from which
+-- each move reads it back whole). A drain refuses an unknown node (42704). Pinned, so
 -- that the procedures that call it hold no operator of their own.
 CREATE OR REPLACE FUNCTION shardid_internal._rebalance_options(kind text, drain_node text, strategy text, max_moves integer,
                                                                excluded_shards integer[], drop_old boolean,
@@ -27,7 +28,9 @@ BEGIN
                                          'excluded_shards', COALESCE(excluded_shards, '{}'),
                                          'max_parallel', max_parallel, 'max_moves_per_node', max_moves_per_node,
                                          'move_retries', move_retries, 'retry_pause', retry_pause)
-           || shardid_internal._move_options(drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout);
+           || pg_catalog.to_jsonb(shardid_internal._move_options(pg_catalog.jsonb_build_object(
+                  'drop_old', drop_old, 'lock_timeout', lock_timeout, 'cutover_timeout', cutover_timeout,
+                  'catchup_timeout', catchup_timeout, 'node_timeout', node_timeout)));
 END
 $$;
 

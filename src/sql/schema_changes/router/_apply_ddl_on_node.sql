@@ -1,38 +1,38 @@
 -- apply_ddl() on the router, one node, in one transaction of the router:
 -- the change started (or resumed) there (_apply_ddl_node: a statement
 -- that runs in a transaction block is applied by apply_ddl() on the node
--- itself), then, for one that cannot, one table at a time over conn
--- (_apply_ddl_node_step) with a NOTICE and application_name every
--- batch_size tables; then the node recorded here as having the change,
--- and the connection closed.
+-- itself), then, for one that cannot, up to o.connections tables at once,
+-- each on a connection of its own to the node (_apply_ddl_concurrently,
+-- the node's ledger written over them), and the node's change closed over
+-- conn; then the node recorded here as having the change, and the
+-- connection closed.
 -- The node's error is returned (jsonb: sqlstate, message, detail, hint),
 -- not raised, so that the router's procedure can record what it means
 -- (_apply_ddl_router_failed) and commit before it raises it; a cancel of
 -- this session is raised at once. The caller commits.
-CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_on_node(conn text, change shardid.ddl_changes, node text, batch_size integer,
-                                                               batch_time interval)
+CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_on_node(conn text, change shardid.ddl_changes, node text, o shardid.ddl_options)
     RETURNS jsonb
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     node_id bigint;
-    done    integer := 0;
+    there   shardid.ddl_changes := change;
+    done    integer[] := '{0,0}';
     st      text;
     msg     text;
     det     text;
     hnt     text;
 BEGIN
     PERFORM set_config('application_name', format('shardid apply_ddl %s node %s', change.template, node), false);
-    node_id := shardid_internal._apply_ddl_node_start(conn, change.change_id, node, batch_size, batch_time);
+    node_id := shardid_internal._apply_ddl_node_start(conn, change.change_id, node, o);
     IF node_id IS NOT NULL THEN
-        WHILE shardid_internal._apply_ddl_node_step(conn, node, node_id) IS NOT NULL LOOP
-            done := done + 1;
-            IF done % batch_size = 0 THEN
-                RAISE NOTICE 'apply_ddl: node %: % tables done', node, done;
-                PERFORM set_config('application_name', format('shardid apply_ddl %s node %s %s', change.template, node, done), false);
-            END IF;
-        END LOOP;
+        there.change_id := node_id;
+        CALL shardid_internal._apply_ddl_concurrently(there, NULL, NULL, o, node, done);
+        IF NOT shardid_internal._node(conn, format('SELECT shardid_internal._apply_ddl_close_change(%s)', node_id), node)::boolean THEN
+            RAISE EXCEPTION 'node "%": change % is not finished after its last table', node, node_id
+                USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
     END IF;
     INSERT INTO shardid.ddl_applied (change_id, target, done) VALUES (change.change_id, node, true);
     PERFORM shardid_internal._node_close(conn);
@@ -44,7 +44,7 @@ EXCEPTION WHEN OTHERS THEN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, shardid.ddl_options) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, integer, interval) IS
-    'apply_ddl() on the router: applies a change on one node (in a transaction block there, or one table at a time over dblink with progress NOTICEs) and records the node as done; returns the node''s error (NULL if none); the caller commits.';
+COMMENT ON FUNCTION shardid_internal._apply_ddl_on_node(text, shardid.ddl_changes, text, shardid.ddl_options) IS
+    'apply_ddl() on the router: applies a change on one node (in a transaction block there, or up to connections tables at once over dblink connections of its own) and records the node as done; returns the node''s error (NULL if none); the caller commits.';

@@ -1,13 +1,15 @@
 -- apply_ddl() on the router: records the change (_apply_ddl_router_start),
 -- applies it on every node in name order, one router transaction per node
--- (_apply_ddl_on_node), committing after each, then finishes it. A node's
+-- (_apply_ddl_on_node, with the options record o whole: every node
+-- honours each option; a loopback, which names no node, was refused by
+-- _ddl_options() with 22023), committing after each, then finishes it. A node's
 -- error is raised once the router has recorded what it means
 -- (_apply_ddl_router_failed: a change no node kept is not kept here
 -- either) and committed. A
 -- procedure of its own because it commits; executable by PUBLIC as
 -- apply_ddl() is (only administrators get past _apply_ddl_router_start()).
 -- No SET clause: it holds the loop and its COMMITs.
-CREATE OR REPLACE PROCEDURE shardid_internal._apply_ddl_router(template text, command text, batch_size integer, batch_time interval)
+CREATE OR REPLACE PROCEDURE shardid_internal._apply_ddl_router(template text, command text, o shardid.ddl_options)
     LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -26,7 +28,7 @@ BEGIN
     LOOP
         node := shardid_internal._apply_ddl_next_node(change.change_id);
         EXIT WHEN node IS NULL;
-        err := shardid_internal._apply_ddl_on_node(conn, change, node, batch_size, batch_time);
+        err := shardid_internal._apply_ddl_on_node(conn, change, node, o);
         IF err IS NOT NULL THEN
             err := shardid_internal._apply_ddl_router_failed(change, node, err);
             COMMIT;
@@ -43,5 +45,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON PROCEDURE shardid_internal._apply_ddl_router(text, text, integer, interval) IS
-    'apply_ddl() on the router: records the change and applies it on every node in name order, committing after each node. Executable by PUBLIC (apply_ddl() calls it; its functions check the caller).';
+COMMENT ON PROCEDURE shardid_internal._apply_ddl_router(text, text, shardid.ddl_options) IS
+    'apply_ddl() on the router: records the change and applies it on every node in name order with the same options, committing after each node. Executable by PUBLIC (apply_ddl() calls it; its functions check the caller).';

@@ -1,8 +1,8 @@
 -- run_on_shards() on the router: the caller checked (an administrator, who
 -- may read shardid.nodes), dblink, the template's name (schema-qualified:
 -- the router has no search_path of the nodes) and the command, then every
--- node in name order over one dblink connection (_node_connect:
--- search_path pinned): its template, then the shards placed on it, in
+-- node in name order over one dblink connection (_node_session, as
+-- apply_ddl()'s: search_path pinned): its template, then the shards placed on it, in
 -- batches of batch_size, each batch one transaction there
 -- (_run_on_shards_batch, committed when it returns), for the caller's
 -- role (as_role: a role of that name there must have the privileges of
@@ -37,11 +37,8 @@ BEGIN
         after := -1;
         first := true;
         BEGIN
-            PERFORM shardid_internal._node_close(conn);
-            PERFORM shardid_internal._node_connect(conn, n);
-            PERFORM shardid_internal._node(conn, 'SET application_name = ''shardid_run_on_shards''', n);
             -- a batch there ends within a second of this session's end
-            PERFORM shardid_internal._node(conn, 'SET client_connection_check_interval = ''1s''', n);
+            PERFORM shardid_internal._node_session(conn, n, 'shardid_run_on_shards');
             LOOP
                 SELECT array_agg(g.shard ORDER BY g.shard) INTO batch
                   FROM (SELECT p.shard FROM shardid.shard_placement AS p
