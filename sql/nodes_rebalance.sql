@@ -279,10 +279,10 @@ VALUES (2, 'one', 'two', 'shard_0002', 'offline', 'frozen');
 CALL shardid.rebalance('by_count');
 SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- A move is counted only when done: no move row left, placed on its target.
-SELECT shardid_internal._check_move_done(2, 'two');
+SELECT shardid_internal._require_move_done(2, 'two');
 DELETE FROM shardid.shard_moves;
-SELECT shardid_internal._check_move_done(2, 'two');
-SELECT shardid_internal._check_move_done(2, 'one');
+SELECT shardid_internal._require_move_done(2, 'two');
+SELECT shardid_internal._require_move_done(2, 'one');
 -- The first move fails (both nodes are this database: the target has the
 -- shard already): the notice names the move, move_shard()'s error is
 -- raised, the placement is unchanged; the session keeps the lock until a

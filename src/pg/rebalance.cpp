@@ -2,7 +2,7 @@
  * rebalance.cpp — shardid_internal._plan_moves(): the rebalance planner of
  * src/core/rebalance.cpp as a set-returning SQL function, for
  * shardid_internal._rebalance_moves(), which checks the strategy and max_moves
- * first (_check_rebalance_options()) and returns what this returns: the
+ * first (_require_rebalance_options()) and returns what this returns: the
  * plans of rebalance_plan() and, with closed nodes and drain_only, of
  * drain_plan().
  *
@@ -144,7 +144,7 @@ shardid_plan_moves(PG_FUNCTION_ARGS)
 	shardid::Strategy strategy;
 	char *name = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
 
-	/* _rebalance_moves() has refused others with _check_rebalance_options() */
+	/* _rebalance_moves() has refused others with _require_rebalance_options() */
 	if (name != NULL && strcmp(name, "by_size") == 0)
 		strategy = shardid::Strategy::by_size;
 	else if (name != NULL && strcmp(name, "by_count") == 0)

@@ -19,7 +19,9 @@
   sql_sources.py kinds       check_cluster()'s kinds, listed once by the view
                              shardid.check_cluster_kinds: each has its
                              function _check_<kind>() (and no such function
-                             is left without a kind), and docs/reference.md
+                             is left without a kind, nor a _check_ file
+                             elsewhere: validators are _require_<what>()),
+                             and docs/reference.md
                              (check_cluster's list), docs/monitoring.md (its
                              table of kinds) and every exporter file under
                              examples/ that reads check_cluster() (by reading
@@ -524,6 +526,13 @@ def check_kinds():
             problems.append('kind %s has no function shardid_internal._check_%s()' % (k, k))
     for k in sorted(checks - set(kinds)):
         problems.append('shardid_internal._check_%s() is no kind of %s' % (k, KINDS_VIEW))
+    # the prefix says one thing: _check_ is a kind's, beside the view; a
+    # function that refuses an argument or a state is _require_<what>()
+    kinds_dir = os.path.join(TOP, os.path.dirname(KINDS_VIEW))
+    for f in sorted(glob.glob(os.path.join(TOP, 'src', 'sql', '**', '_check_*.sql'), recursive=True)):
+        if os.path.dirname(f) != kinds_dir and '/released/' not in f:
+            problems.append('%s: _check_ names check_cluster()\'s kinds (%s); a validator is _require_<what>()'
+                            % (os.path.relpath(f, TOP), os.path.relpath(kinds_dir, TOP)))
 
     def compare(where, named):
         for k in kinds:

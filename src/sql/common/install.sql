@@ -6,7 +6,7 @@
 -- fence for a table owner's code (_run_as_owner: a security-restricted
 -- operation as the owner, never SET ROLE); errors (_raise); procedures'
 -- COMMIT checks and batch progress (_require_commit, _commit_allowed,
--- _check_batch_size, _batch_progress); privileges (_acl_*, _apply_acl,
+-- _require_batch_size, _batch_progress); privileges (_acl_*, _apply_acl,
 -- _grantee; _privilege_steps and _align_privileges: shards follow their
 -- templates' privileges);
 -- the registry of logical shards and sharded tables (shard_registry,
@@ -29,10 +29,10 @@
 \ir sharded_tables.sql
 \ir _commit_allowed.sql
 \ir _require_commit.sql
-\ir _check_batch_size.sql
+\ir _require_batch_size.sql
 \ir _batch_progress.sql
-\ir _check_template.sql
-\ir _check_templates.sql
+\ir _require_template.sql
+\ir _require_templates.sql
 \ir _connstr_options.sql
 \ir _connstr_secret.sql
 \ir router/nodes.sql

@@ -11,7 +11,7 @@ BEGIN
         RAISE EXCEPTION 'configure() arguments must not be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    new_epoch_ms := shardid_internal._check_layout(epoch, shard_bits, seq_bits);
+    new_epoch_ms := shardid_internal._require_layout(epoch, shard_bits, seq_bits);
     -- Refused once IDs have been issued, even with the layout in force
     -- (the rule, and the lock that serialises with the first next_id() of
     -- every backend, are in _refuse_issued_layout()).

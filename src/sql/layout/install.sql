@@ -18,7 +18,7 @@
 \ir _refuse_freeze_reset.sql
 \ir _refuse_issued_layout.sql
 \ir _refuse_layout_rewrite.sql
-\ir _check_layout.sql
+\ir _require_layout.sql
 \ir layout_report.sql
 \ir layout.sql
 \ir configure.sql

@@ -31,7 +31,7 @@
 -- EXCLUSIVE on shardid.shard_placement, so placement changes and their
 -- ALTER SERVER are serialised. All functions are for administrators
 -- (EXECUTE revoked from PUBLIC). add_node() and place_shards() refuse a
--- node that check_cluster() would report (_check_node()).
+-- node that check_cluster() would report (_require_node()).
 --
 -- Secrets: connect strings never hold a password (add_node refuses one, a
 -- CHECK enforces it): the foreign server's options are readable by every
@@ -55,4 +55,4 @@
 \ir router/freeze_shard.sql
 \ir router/unfreeze_shard.sql
 \ir router/repoint_shard.sql
-\ir router/_check_node.sql
+\ir router/_require_node.sql

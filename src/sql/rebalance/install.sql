@@ -23,15 +23,15 @@
 -- (EXECUTE revoked from PUBLIC): it reads shardid.nodes and connects to
 -- the nodes.
 
-\ir router/_check_rebalance_options.sql
-\ir router/_check_parallel_options.sql
+\ir router/_require_rebalance_options.sql
+\ir router/_require_parallel_options.sql
 \ir router/_plan_moves.sql
 \ir router/_rebalance_moves.sql
 \ir router/shard_sizes.sql
 \ir router/_plan_placement.sql
 \ir router/_plan.sql
 \ir router/rebalance_plan.sql
-\ir router/_check_move_done.sql
+\ir router/_require_move_done.sql
 \ir router/_rebalance_lock.sql
 \ir router/_rebalance_unlock.sql
 \ir router/drain_plan.sql

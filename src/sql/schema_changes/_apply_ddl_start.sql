@@ -50,7 +50,7 @@ BEGIN
             USING ERRCODE = 'undefined_table',
                   HINT = 'shardid.sharded_tables lists the templates; register one with shardid.create_table_proc().';
     END IF;
-    PERFORM shardid_internal._check_template(t);
+    PERFORM shardid_internal._require_template(t);
     PERFORM shardid_internal._apply_ddl_grants();
     canon := format('%I.%I', t.template_schema, t.template_name);
     owner := shardid_internal._apply_ddl_owner(t.table_name);

@@ -25,7 +25,7 @@ BEGIN
                   HINT = 'Update shardid on this server to the router''s version (ALTER EXTENSION shardid UPDATE).';
     END IF;
     o := jsonb_populate_record(o, given);
-    PERFORM shardid_internal._check_batch_size(o.batch_size);
+    PERFORM shardid_internal._require_batch_size(o.batch_size);
     IF o.batch_time < interval '0' THEN
         RAISE EXCEPTION 'batch_time must not be negative, not %', o.batch_time
             USING ERRCODE = 'invalid_parameter_value';

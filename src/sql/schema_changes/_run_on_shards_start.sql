@@ -34,7 +34,7 @@ BEGIN
             USING ERRCODE = 'undefined_table',
                   HINT = 'shardid.sharded_tables lists the templates; name one schema-qualified, as in ''public.photos''.';
     END IF;
-    PERFORM shardid_internal._check_template(t);
+    PERFORM shardid_internal._require_template(t);
     SELECT c.relowner INTO owner FROM pg_class AS c WHERE c.oid = to_regclass(template);
     IF NOT pg_has_role(COALESCE(as_role, current_user), owner, 'USAGE') THEN
         RAISE EXCEPTION 'permission denied to run a command on the copies of sharded table %', t.table_name

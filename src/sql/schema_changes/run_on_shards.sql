@@ -17,7 +17,7 @@ CREATE OR REPLACE FUNCTION shardid.run_on_shards(template text, command text, ba
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM shardid_internal._check_batch_size(batch_size);
+    PERFORM shardid_internal._require_batch_size(batch_size);
     IF shardid_internal._apply_ddl_on_nodes() THEN
         RETURN QUERY SELECT * FROM shardid_internal._run_on_shards_router(template, command, batch_size);
     ELSIF NOT has_function_privilege('shardid_internal._run_on_shards_here(text,text,integer,text)', 'EXECUTE') THEN

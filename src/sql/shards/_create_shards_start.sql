@@ -13,10 +13,10 @@ BEGIN
     IF first IS NULL OR last IS NULL OR batch_size IS NULL THEN
         RAISE EXCEPTION 'create_shards_proc() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid_internal._check_batch_size(batch_size);
-    PERFORM shardid_internal._check_shard_range(first, last);
-    PERFORM shardid_internal._check_registry_privileges('create shards', true);
-    PERFORM shardid_internal._check_templates();
+    PERFORM shardid_internal._require_batch_size(batch_size);
+    PERFORM shardid_internal._require_shard_range(first, last);
+    PERFORM shardid_internal._require_registry_privileges('create shards', true);
+    PERFORM shardid_internal._require_templates();
     -- A schema of the range that is not a registered shard stops the run
     -- before anything is created, as in create_shards().
     SELECT min(g) INTO taken FROM pg_catalog.generate_series(first, last) AS g

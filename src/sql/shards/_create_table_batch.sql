@@ -22,7 +22,7 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Its row of shardid.sharded_tables was deleted while create_table_proc() ran.';
     END IF;
-    PERFORM shardid_internal._check_template(t);
+    PERFORM shardid_internal._require_template(t);
     BEGIN
         -- One catalog lookup per shard, in shard order, until the batch is
         -- full: a join with pg_class could be planned as a nested loop over

@@ -12,7 +12,7 @@ BEGIN
     IF template IS NULL OR id_column IS NULL OR batch_size IS NULL THEN
         RAISE EXCEPTION 'create_table_proc() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid_internal._check_batch_size(batch_size);
+    PERFORM shardid_internal._require_batch_size(batch_size);
     t := shardid_internal._register_table('create_table_proc()', template, id_column, true);
     table_name := t.table_name;
     SELECT count(*),

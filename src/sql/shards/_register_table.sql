@@ -50,7 +50,7 @@ BEGIN
         RAISE EXCEPTION 'column "%" of template "%" is a generated column', id_column, template
             USING ERRCODE = 'invalid_column_definition';
     END IF;
-    PERFORM shardid_internal._check_registry_privileges('create sharded tables', false);
+    PERFORM shardid_internal._require_registry_privileges('create sharded tables', false);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO t FROM shardid.sharded_tables AS s WHERE s.table_name = c.relname;
     IF FOUND AND NOT (resume AND t.template_schema = nsp

@@ -24,13 +24,13 @@ BEGIN
     IF tbl IS NULL OR seq IS NULL OR id_column IS NULL THEN
         RAISE EXCEPTION 'adopt() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid_internal._check_shard(shard);
+    PERFORM shardid_internal._require_shard(shard);
     SELECT * INTO c FROM pg_catalog.pg_class WHERE oid = tbl;
     IF c.relkind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '"%" is not a table', tbl USING ERRCODE = 'wrong_object_type';
     END IF;
     SELECT n.nspname INTO tblnsp FROM pg_catalog.pg_namespace AS n WHERE n.oid = c.relnamespace;
-    PERFORM shardid_internal._check_generator(seq);
+    PERFORM shardid_internal._require_generator(seq);
     SELECT n.nspname, x.relname INTO seqnsp, seqname
         FROM pg_catalog.pg_class AS x JOIN pg_catalog.pg_namespace AS n ON n.oid = x.relnamespace
         WHERE x.oid = seq;
@@ -56,7 +56,7 @@ BEGIN
     IF NOT pg_catalog.pg_has_role((SELECT x.relowner FROM pg_catalog.pg_class AS x WHERE x.oid = seq), 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of sequence %', seq USING ERRCODE = 'insufficient_privilege';
     END IF;
-    PERFORM shardid_internal._check_registry_privileges('adopt tables', false);
+    PERFORM shardid_internal._require_registry_privileges('adopt tables', false);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
 
     -- A shard has one generator, and a schema holds one shard.

@@ -13,8 +13,8 @@ DECLARE
     ahead  timestamptz := pg_catalog.clock_timestamp() + '1 day'::interval;
     layout_text text;
 BEGIN
-    PERFORM shardid_internal._check_shard(shard);
-    PERFORM shardid_internal._check_registry_privileges('attach shards', false);
+    PERFORM shardid_internal._require_shard(shard);
+    PERFORM shardid_internal._require_registry_privileges('attach shards', false);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO other FROM shardid.shard_registry AS s
         WHERE s.shard = attach_shard.shard OR s.schema_name = nsp;
@@ -30,8 +30,8 @@ BEGIN
         RAISE EXCEPTION 'schema "%" has no generator sequence id_seq', nsp
             USING ERRCODE = 'undefined_table';
     END IF;
-    PERFORM shardid_internal._check_generator(seq);
-    PERFORM shardid_internal._check_templates();
+    PERFORM shardid_internal._require_generator(seq);
+    PERFORM shardid_internal._require_templates();
 
     -- A generator state or IDs made under another layout (a dump of a
     -- database with another epoch or other bit widths) would issue IDs here

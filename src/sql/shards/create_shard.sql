@@ -6,8 +6,8 @@ DECLARE
     nsp         name;
     other       shardid.shard_registry;
 BEGIN
-    PERFORM shardid_internal._check_shard(shard);
-    PERFORM shardid_internal._check_registry_privileges('create shards', true);
+    PERFORM shardid_internal._require_shard(shard);
+    PERFORM shardid_internal._require_registry_privileges('create shards', true);
     -- One registry writer at a time: two sessions cannot create one shard.
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     nsp := shardid_internal._shard_schema_name(shard);
@@ -25,7 +25,7 @@ BEGIN
                   DETAIL = pg_catalog.format('Shard %s would be created in it.', shard),
                   HINT = pg_catalog.format('If it holds shard %s (restored from a dump), register it with shardid.attach_shard(%s).', shard, shard);
     END IF;
-    PERFORM shardid_internal._check_templates();
+    PERFORM shardid_internal._require_templates();
 
     EXECUTE pg_catalog.format('CREATE SCHEMA %I', nsp);
     EXECUTE pg_catalog.format('CREATE SEQUENCE %I.id_seq AS bigint', nsp);

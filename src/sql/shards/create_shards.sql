@@ -8,8 +8,8 @@ BEGIN
     IF first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'create_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid_internal._check_shard_range(first, last);
-    PERFORM shardid_internal._check_registry_privileges('create shards', true);
+    PERFORM shardid_internal._require_shard_range(first, last);
+    PERFORM shardid_internal._require_registry_privileges('create shards', true);
     LOCK TABLE shardid.shard_registry, shardid.sharded_tables IN SHARE ROW EXCLUSIVE MODE;
     -- Check the whole range before creating any shard.
     SELECT min(s.shard) INTO taken FROM shardid.shard_registry AS s

@@ -8,7 +8,7 @@ BEGIN
     IF shard IS NULL THEN
         RAISE EXCEPTION 'shard must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid_internal._check_registry_privileges('detach shards', false);
+    PERFORM shardid_internal._require_registry_privileges('detach shards', false);
     DELETE FROM shardid.shard_registry AS s WHERE s.shard = detach_shard.shard
         RETURNING s.schema_name INTO nsp;
     IF nsp IS NULL THEN

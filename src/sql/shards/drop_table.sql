@@ -23,7 +23,7 @@ BEGIN
     END IF;
     SELECT * INTO c FROM pg_catalog.pg_class AS x WHERE x.oid = template;
     SELECT n.nspname INTO nsp FROM pg_catalog.pg_namespace AS n WHERE n.oid = c.relnamespace;
-    PERFORM shardid_internal._check_registry_privileges('drop sharded tables', false);
+    PERFORM shardid_internal._require_registry_privileges('drop sharded tables', false);
     IF NOT pg_catalog.pg_has_role(c.relowner, 'USAGE') THEN
         RAISE EXCEPTION 'must be owner of table %', template
             USING ERRCODE = 'insufficient_privilege',

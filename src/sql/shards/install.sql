@@ -22,10 +22,10 @@
 -- [a, b) (create_time_partitions()).
 
 \ir _shard_schema_name.sql
-\ir _check_shard.sql
-\ir _check_shard_range.sql
-\ir _check_registry_privileges.sql
-\ir _check_generator.sql
+\ir _require_shard.sql
+\ir _require_shard_range.sql
+\ir _require_registry_privileges.sql
+\ir _require_generator.sql
 \ir _index_list.sql
 \ir _name_indexes.sql
 \ir _create_shard_table.sql

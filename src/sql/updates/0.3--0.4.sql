@@ -127,3 +127,19 @@ DROP FUNCTION shardid_internal._move_finish(shardid.shard_moves, boolean, interv
 -- share their loop (_batch_run(), the next batch from _batch_next()).
 DROP FUNCTION shardid_internal._create_shards_next_batch(integer, integer, integer, integer, integer);
 DROP FUNCTION shardid_internal._create_table_next_batch(name, integer, integer, integer);
+
+-- Names say one thing (issue 47): check_cluster()'s kinds keep the prefix
+-- _check_ (one function per kind, operations/router/), the validators
+-- that refuse an argument or a state take _require_ (as _require_commit()
+-- already did). The 0.3 names go; the build creates the new ones.
+DROP FUNCTION shardid_internal._check_batch_size(integer);
+DROP FUNCTION shardid_internal._check_generator(regclass);
+DROP FUNCTION shardid_internal._check_layout(timestamptz, integer, integer);
+DROP FUNCTION shardid_internal._check_move_done(integer, text);
+DROP FUNCTION shardid_internal._check_node(text, integer, integer);
+DROP FUNCTION shardid_internal._check_rebalance_options(text, integer);
+DROP FUNCTION shardid_internal._check_registry_privileges(text, boolean);
+DROP FUNCTION shardid_internal._check_shard(integer);
+DROP FUNCTION shardid_internal._check_shard_range(integer, integer);
+DROP FUNCTION shardid_internal._check_template(shardid.sharded_tables);
+DROP FUNCTION shardid_internal._check_templates();

@@ -50,7 +50,7 @@ BEGIN
             USING ERRCODE = 'undefined_object',
                   HINT = 'Create them here first: the copy keeps the owners and privileges of the source.';
     END IF;
-    PERFORM shardid_internal._check_templates();
+    PERFORM shardid_internal._require_templates();
 
     BEGIN
         -- a node with only the extension gets the source's templates first

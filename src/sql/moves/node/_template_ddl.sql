@@ -24,7 +24,7 @@ DECLARE
     out     jsonb := '[]';
 BEGIN
     FOR t IN SELECT * FROM shardid.sharded_tables ORDER BY position LOOP
-        PERFORM shardid_internal._check_template(t);
+        PERFORM shardid_internal._require_template(t);
         SELECT x.* INTO c FROM pg_class AS x JOIN pg_namespace AS n ON n.oid = x.relnamespace
          WHERE n.nspname = t.template_schema AND x.relname = t.template_name;
         IF c.reloftype <> 0 OR EXISTS (SELECT FROM pg_inherits AS i WHERE i.inhrelid = c.oid) THEN

@@ -3,7 +3,7 @@
 -- inside a dbname that libpq reads as a connect string), nor such a dbname,
 -- nor set options (a frozen shard's connect string appends its own).
 -- With dblink on the router it also refuses a node it cannot reach, one
--- without shardid and one with another layout (_check_node()), unless
+-- without shardid and one with another layout (_require_node()), unless
 -- force (a bootstrap that registers nodes before they are ready).
 CREATE OR REPLACE FUNCTION shardid.add_node(name text, connstr text, force boolean DEFAULT false) RETURNS void
     LANGUAGE plpgsql
@@ -76,7 +76,7 @@ BEGIN
     END IF;
     INSERT INTO shardid.nodes (node, connstr) VALUES (name, connstr);
     IF NOT force THEN
-        PERFORM shardid_internal._check_node(name);
+        PERFORM shardid_internal._require_node(name);
     END IF;
     PERFORM shardid_internal._refresh_proxy();
 END

@@ -3,7 +3,7 @@
 -- is left alone; one placed on another node is refused (move it instead).
 -- Returns the number of shards newly placed. With dblink on the router, a
 -- node that cannot be reached, has another layout or lacks one of the
--- shards is refused (_check_node()), unless force (bootstrap order).
+-- shards is refused (_require_node()), unless force (bootstrap order).
 CREATE OR REPLACE FUNCTION shardid.place_shards(node text, first integer, last integer, force boolean DEFAULT false) RETURNS integer
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
@@ -15,7 +15,7 @@ BEGIN
     IF node IS NULL OR first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'place_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid_internal._check_shard_range(first, last);
+    PERFORM shardid_internal._require_shard_range(first, last);
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
     IF NOT EXISTS (SELECT FROM shardid.nodes AS n WHERE n.node = place_shards.node) THEN
         RAISE EXCEPTION 'node "%" does not exist', node
@@ -33,7 +33,7 @@ BEGIN
                   HINT = 'Move a placed shard with CALL shardid.move_shard(), which copies its data.';
     END IF;
     IF NOT force THEN
-        PERFORM shardid_internal._check_node(node, first, last);
+        PERFORM shardid_internal._require_node(node, first, last);
     END IF;
     INSERT INTO shardid.shard_placement (shard, node)
     SELECT g, place_shards.node FROM pg_catalog.generate_series(first, last) AS g

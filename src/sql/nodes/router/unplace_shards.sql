@@ -17,7 +17,7 @@ BEGIN
     IF first IS NULL OR last IS NULL THEN
         RAISE EXCEPTION 'unplace_shards() arguments must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    PERFORM shardid_internal._check_shard_range(first, last);
+    PERFORM shardid_internal._require_shard_range(first, last);
     LOCK TABLE shardid.shard_placement IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO m FROM shardid.shard_moves AS x
      WHERE x.shard >= first AND x.shard <= last

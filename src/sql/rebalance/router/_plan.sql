@@ -20,7 +20,7 @@ DECLARE
     closed     boolean[];
     pl         record;
 BEGIN
-    PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
+    PERFORM shardid_internal._require_rebalance_options(strategy, max_moves);
     IF kind = 'drain' THEN
         IF drain_node IS NULL OR NOT EXISTS (SELECT FROM shardid.nodes AS x WHERE x.node = _plan.drain_node) THEN
             RAISE EXCEPTION 'node "%" does not exist', drain_node USING ERRCODE = 'undefined_object';

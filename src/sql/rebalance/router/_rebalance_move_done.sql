@@ -1,5 +1,5 @@
 -- Router, in a move's worker (_rebalance_move_run()), once its CALLs have
--- returned: a move (or a resumed one) must be done (_check_move_done(),
+-- returned: a move (or a resumed one) must be done (_require_move_done(),
 -- 55000 otherwise: the worker records it as the move's error), then it
 -- counts in the job's row and the move's row is done. A rollback counts
 -- for nothing: done, or, for a move given up (outcome), failed or
@@ -14,7 +14,7 @@ BEGIN
     SELECT * INTO r FROM shardid.rebalance_job_moves AS x
      WHERE x.job_id = _rebalance_move_done.job_id AND x.shard = _rebalance_move_done.shard;
     IF r.action <> 'abort' THEN
-        PERFORM shardid_internal._check_move_done(r.shard, r.target);
+        PERFORM shardid_internal._require_move_done(r.shard, r.target);
         UPDATE shardid.rebalance_jobs AS j
            SET moves_done = j.moves_done + 1, moved = j.moved || r.shard, updated_at = pg_catalog.clock_timestamp()
          WHERE j.job_id = r.job_id;

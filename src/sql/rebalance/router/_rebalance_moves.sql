@@ -24,7 +24,7 @@ CREATE OR REPLACE FUNCTION shardid_internal._rebalance_moves(strategy text, max_
     LANGUAGE sql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT shardid_internal._check_rebalance_options(strategy, max_moves);
+    SELECT shardid_internal._require_rebalance_options(strategy, max_moves);
     SELECT p.step, p.shard, p.source, p.target, p.bytes
       FROM shardid_internal._plan_moves(strategy, max_moves, nodes, shards, shard_nodes, shard_bytes, pinned,
                                       closed, drain_only) AS p;

@@ -3,8 +3,8 @@
 -- drain_node(), rebalance_start(), drain_node_start()) and stored whole in
 -- the job's row (shardid.rebalance_jobs.options), which the scheduler and
 -- the moves' workers read: the strategy, max_moves and excluded_shards
--- (_check_rebalance_options()), the parallel options
--- (_check_parallel_options()), and the move options with their defaults
+-- (_require_rebalance_options()), the parallel options
+-- (_require_parallel_options()), and the move options with their defaults
 -- (_move_options(), the record shardid.move_options as jsonb, from which
 -- each move reads it back whole). A drain refuses an unknown node (42704). Pinned, so
 -- that the procedures that call it hold no operator of their own.
@@ -19,8 +19,8 @@ CREATE OR REPLACE FUNCTION shardid_internal._rebalance_options(kind text, drain_
     SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM shardid_internal._check_rebalance_options(strategy, max_moves);
-    PERFORM shardid_internal._check_parallel_options(max_parallel, max_moves_per_node, move_retries, retry_pause);
+    PERFORM shardid_internal._require_rebalance_options(strategy, max_moves);
+    PERFORM shardid_internal._require_parallel_options(max_parallel, max_moves_per_node, move_retries, retry_pause);
     IF kind = 'drain' AND (drain_node IS NULL OR NOT EXISTS (SELECT FROM shardid.nodes AS x WHERE x.node = _rebalance_options.drain_node)) THEN
         RAISE EXCEPTION 'node "%" does not exist', drain_node USING ERRCODE = 'undefined_object';
     END IF;

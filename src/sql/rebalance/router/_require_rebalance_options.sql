@@ -1,6 +1,6 @@
 -- Refuses a rebalance strategy shardid does not know, or a negative
 -- max_moves, before anything reads the placement or reaches a node.
-CREATE OR REPLACE FUNCTION shardid_internal._check_rebalance_options(strategy text, max_moves integer) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._require_rebalance_options(strategy text, max_moves integer) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -23,7 +23,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._check_rebalance_options(text, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._require_rebalance_options(text, integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._check_rebalance_options(text, integer) IS
+COMMENT ON FUNCTION shardid_internal._require_rebalance_options(text, integer) IS
     'Internal: raises 22023 for a rebalance strategy other than by_size and by_count, or a negative max_moves.';

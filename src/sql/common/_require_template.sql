@@ -1,7 +1,7 @@
 -- Refuses to go on if the template of one sharded table has gone, before a
--- shard gets the table: for _check_templates() (every sharded table) and
+-- shard gets the table: for _require_templates() (every sharded table) and
 -- each batch of create_table_proc() (its own).
-CREATE OR REPLACE FUNCTION shardid_internal._check_template(t shardid.sharded_tables) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._require_template(t shardid.sharded_tables) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -16,5 +16,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid_internal._check_template(shardid.sharded_tables) IS
+COMMENT ON FUNCTION shardid_internal._require_template(shardid.sharded_tables) IS
     'Raises 55000 if the template of the given sharded table has been dropped.';

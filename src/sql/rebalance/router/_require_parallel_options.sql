@@ -1,7 +1,7 @@
 -- Refuses parallel and retry options of a rebalance or drain that cannot
 -- work (22023, 22004 for NULL), before anything is started. max_parallel
 -- NULL: no bound but max_moves_per_node.
-CREATE OR REPLACE FUNCTION shardid_internal._check_parallel_options(max_parallel integer, max_moves_per_node integer,
+CREATE OR REPLACE FUNCTION shardid_internal._require_parallel_options(max_parallel integer, max_moves_per_node integer,
                                                                     move_retries integer, retry_pause interval) RETURNS void
     LANGUAGE plpgsql IMMUTABLE
     SET search_path = pg_catalog, pg_temp
@@ -22,7 +22,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._check_parallel_options(integer, integer, integer, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._require_parallel_options(integer, integer, integer, interval) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._check_parallel_options(integer, integer, integer, interval) IS
+COMMENT ON FUNCTION shardid_internal._require_parallel_options(integer, integer, integer, interval) IS
     'Internal: raises 22023 for max_parallel or max_moves_per_node under 1, or a negative move_retries or retry_pause (22004 for NULL).';

@@ -5,7 +5,7 @@
 -- .. last not NULL) does not hold every shard of first .. last. Each
 -- refusal hints at force => true, for a bootstrap that registers nodes and
 -- placements before the nodes are ready.
-CREATE OR REPLACE FUNCTION shardid_internal._check_node(node text, first integer DEFAULT NULL, last integer DEFAULT NULL) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._require_node(node text, first integer DEFAULT NULL, last integer DEFAULT NULL) RETURNS void
     LANGUAGE plpgsql
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -64,7 +64,7 @@ BEGIN
 END
 $$;
 
-REVOKE ALL ON FUNCTION shardid_internal._check_node(text, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION shardid_internal._require_node(text, integer, integer) FROM PUBLIC;
 
-COMMENT ON FUNCTION shardid_internal._check_node(text, integer, integer) IS
+COMMENT ON FUNCTION shardid_internal._require_node(text, integer, integer) IS
     'Router: refuses a node that cannot be reached, has no shardid, has another layout than the router, or lacks shards first .. last; what add_node() and place_shards() check unless force => true. Checks nothing without dblink.';

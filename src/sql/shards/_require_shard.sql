@@ -1,5 +1,5 @@
 -- Refuses a shard number the layout cannot hold.
-CREATE OR REPLACE FUNCTION shardid_internal._check_shard(shard integer) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._require_shard(shard integer) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -18,5 +18,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid_internal._check_shard(integer) IS
+COMMENT ON FUNCTION shardid_internal._require_shard(integer) IS
     'Raises 22023 if a shard number is outside the layout.';

@@ -1,5 +1,5 @@
 -- Refuses a caller who may not change the registry, before anything is created.
-CREATE OR REPLACE FUNCTION shardid_internal._check_registry_privileges(action text, need_create boolean) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._require_registry_privileges(action text, need_create boolean) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -26,5 +26,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid_internal._check_registry_privileges(text, boolean) IS
+COMMENT ON FUNCTION shardid_internal._require_registry_privileges(text, boolean) IS
     'Raises 42501 unless the caller may write the shard registry (and, if asked, create schemas).';

@@ -1,5 +1,5 @@
 -- Refuses a sequence that next_id() would refuse, with the same SQLSTATEs.
-CREATE OR REPLACE FUNCTION shardid_internal._check_generator(seq regclass) RETURNS void
+CREATE OR REPLACE FUNCTION shardid_internal._require_generator(seq regclass) RETURNS void
     LANGUAGE plpgsql STABLE
     SET search_path = pg_catalog, pg_temp
 AS $$
@@ -21,5 +21,5 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION shardid_internal._check_generator(regclass) IS
+COMMENT ON FUNCTION shardid_internal._require_generator(regclass) IS
     'Raises 42809 or 55000 for a relation next_id() cannot keep its state in.';
