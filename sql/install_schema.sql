@@ -61,6 +61,15 @@ SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 REVOKE CREATE ON SCHEMA shardid FROM regress_squatter;
 ALTER EXTENSION shardid UPDATE TO '0.4';
 SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+-- 0.4 -> 0.5 checks the same.
+GRANT CREATE ON SCHEMA shardid TO regress_squatter;
+\set LAST_ERROR_SQLSTATE 00000
+ALTER EXTENSION shardid UPDATE TO '0.5';
+\echo :LAST_ERROR_SQLSTATE
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+REVOKE CREATE ON SCHEMA shardid FROM regress_squatter;
+ALTER EXTENSION shardid UPDATE TO '0.5';
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
 DROP EXTENSION shardid;
 
 -- The owner and CREATE privilege are not enough (issue 19): a squatter's

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 __all__ = ["decode", "time_to_id", "to_shortcode", "from_shortcode",
            "DEFAULT_EPOCH_MS", "ALPHABET"]
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 #: Instagram's epoch, 2011-08-24 21:07:01.721 UTC, in Unix milliseconds.
 DEFAULT_EPOCH_MS = 1314220021721

@@ -45,7 +45,7 @@ import threading
 import time
 
 __all__ = ["ShardMap", "ShardNotPlaced", "UnknownNode", "sqlstate_of", "move_error_kind", "fan_out_pieces"]
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 log = logging.getLogger("shardid_router")
 

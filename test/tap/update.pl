@@ -35,6 +35,8 @@ my %released_sha256 = (
 	'src/sql/released/shardid--0.1--0.2.sql' => 'f6da0be6ce415c436a29c01d5c44bae3b7e3b2744a3b4ed356a7fec88f9d2300',
 	'src/sql/released/shardid--0.3.sql' => '02d94d8bb85839bbf95e44e58fd27c02f536df5f8ad04e0d89dc9fbb8a46d091',
 	'src/sql/released/shardid--0.2--0.3.sql' => 'ef01193a7887f9d403274b46439ac786eea0cb393512cafbc691ef5eef36dce7',
+	'src/sql/released/shardid--0.4.sql' => '9cc643d2e516a657551778c55e88ad0ac15265b27a0a608cd38dc31a5dc18251',
+	'src/sql/released/shardid--0.3--0.4.sql' => 'fbfcc5b8c26a41d8a6529b2471b3fa78f1c81bb0fd74c74823fdf2ff112336ea',
 );
 for my $f (sort keys %released_sha256)
 {
