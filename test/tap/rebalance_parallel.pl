@@ -63,7 +63,10 @@ $router->poll_query_until('app', 'SELECT count(*) >= 20 FROM public.written') or
 my $pause_key = "hashtext('shardid_test.move_pause')";
 $router->safe_psql('app', "ALTER DATABASE app SET shardid_test.move_pause = 'copy'");
 my $holder = $router->background_psql('app');
-$holder->query_safe("SELECT pg_advisory_lock($pause_key, 3)");
+# both moves wait in copy until they have been seen together: shard 7's
+# would otherwise finish, and the next step (shard 6) take its slot, before
+# a slow machine reads rebalance_status()
+$holder->query_safe("SELECT pg_advisory_lock($pause_key, 3), pg_advisory_lock($pause_key, 7)");
 my $t0 = time;
 my $job = $router->safe_psql('app',
 	"SELECT shardid.rebalance_start('by_count', max_parallel => 2, move_retries => 1, retry_pause => '1 s')");
@@ -79,6 +82,7 @@ for (1 .. 300)
 ok($both, 'shard_moves holds the moves of shard 3 (a to c) and shard 7 (b to d) at once');
 is($router->safe_psql('app', q{SELECT string_agg(e->>'shard', ' ' ORDER BY (e->>'shard')::int) FROM shardid.rebalance_status() AS s, jsonb_array_elements(s.moves_in_flight) AS e}),
 	'3 7', "rebalance_status()'s moves_in_flight shows both");
+$holder->query_safe("SELECT pg_advisory_unlock($pause_key, 7)");
 # shard 3's move waits in copy: cancel its worker, the move fails
 $router->poll_query_until('app', qq{
 SELECT EXISTS (SELECT FROM pg_locks AS l JOIN shardid.rebalance_job_moves AS x ON x.worker_pid = l.pid
