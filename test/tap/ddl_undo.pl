@@ -77,7 +77,7 @@ sub fail_on_19
 	like($err, qr/could not create unique index "posts_user_uq" \(on shard_0019\)/, 'apply_ddl() fails on shard 19\'s duplicates');
 	my ($with, $invalid) = split m{/}, indexes($node{a});
 	ok($with >= 21 && $with <= 25 && $invalid == 1 && indexes($node{b}) eq '0/0',
-		"a: the template, shards 0-18 and $with - 21 of 20-23 have the index, shard 19 an invalid one; b has none")
+		'a: the template, shards 0-18 and ' . ($with - 21) . ' of 20-23 have the index, shard 19 an invalid one; b has none')
 	  or diag('a: ' . indexes($node{a}) . ', b: ' . indexes($node{b}));
 	return $with;
 }
