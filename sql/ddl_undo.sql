@@ -71,12 +71,12 @@ SELECT string_agg(DISTINCT pg_get_expr(d.adbin, d.adrelid), ', ') AS defaults
  WHERE c.relname = 'posts' AND a.attname = 'body';
 
 -- SET STATISTICS, failing on shard 4 (its column renamed): back to the
--- default (-1)
+-- default (-1; PostgreSQL 17 and later store it as NULL)
 ALTER TABLE shard_0004.posts RENAME COLUMN body TO body_4;
 CALL shardid.apply_ddl('public.posts', 'ALTER TABLE %s ALTER COLUMN body SET STATISTICS 500', batch_size => 2);
 ALTER TABLE shard_0004.posts RENAME COLUMN body_4 TO body;
 SELECT node, command, targets_with FROM shardid.abandon_ddl('public.posts', undo => true);
-SELECT string_agg(DISTINCT a.attstattarget::text, ', ') AS targets
+SELECT string_agg(DISTINCT COALESCE(a.attstattarget::integer, -1)::text, ', ') AS targets
   FROM pg_attribute AS a JOIN pg_class AS c ON c.oid = a.attrelid
  WHERE c.relname = 'posts' AND c.relkind = 'r' AND a.attname = 'body';
 
