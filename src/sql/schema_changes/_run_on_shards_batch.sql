@@ -53,39 +53,32 @@ BEGIN
              ORDER BY ord LOOP
         shard := x.shard;
         success := false;
+        rel := CASE WHEN x.registered THEN to_regclass(format('%I.%I', x.schema_name, x.table_name)) END;
+        SELECT c.relowner INTO owner FROM pg_class AS c WHERE c.oid = rel;
         IF NOT x.registered THEN
             result := format('shard %s is not registered on this node (SQLSTATE 42704)', x.shard);
-            o_shard := o_shard || shard; o_success := o_success || success; o_result := o_result || result;
-            CONTINUE;
-        END IF;
-        rel := to_regclass(format('%I.%I', x.schema_name, x.table_name));
-        IF rel IS NULL THEN
+        ELSIF rel IS NULL THEN
             result := format('relation %I.%I does not exist (SQLSTATE 42P01)', x.schema_name, x.table_name);
-            o_shard := o_shard || shard; o_success := o_success || success; o_result := o_result || result;
-            CONTINUE;
-        END IF;
-        SELECT c.relowner INTO owner FROM pg_class AS c WHERE c.oid = rel;
-        IF as_role IS NOT NULL AND NOT pg_has_role(as_role, owner, 'USAGE') THEN
+        ELSIF as_role IS NOT NULL AND NOT pg_has_role(as_role, owner, 'USAGE') THEN
             result := format('permission denied to run a statement as role %I, the owner of %s (SQLSTATE 42501)',
                              pg_get_userbyid(owner), rel);
-            o_shard := o_shard || shard; o_success := o_success || success; o_result := o_result || result;
-            CONTINUE;
+        ELSE
+            BEGIN
+                -- a read runs read-only: it may not write through a function
+                IF s.reads THEN
+                    r := shardid_internal._run_as_owner_read(owner::regrole,
+                                                             (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
+                ELSE
+                    r := shardid_internal._run_as_owner(owner::regrole,
+                                                        (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
+                END IF;
+                success := true;
+                result := CASE WHEN s.reads THEN r ELSE s.kind END;
+            EXCEPTION WHEN OTHERS THEN
+                GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+                result := format('%s (SQLSTATE %s)', msg, st);
+            END;
         END IF;
-        BEGIN
-            -- a read runs read-only: it may not write through a function
-            IF s.reads THEN
-                r := shardid_internal._run_as_owner_read(owner::regrole,
-                                                         (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
-            ELSE
-                r := shardid_internal._run_as_owner(owner::regrole,
-                                                    (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
-            END IF;
-            success := true;
-            result := CASE WHEN s.reads THEN r ELSE s.kind END;
-        EXCEPTION WHEN OTHERS THEN
-            GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-            result := format('%s (SQLSTATE %s)', msg, st);
-        END;
         o_shard := o_shard || shard; o_success := o_success || success; o_result := o_result || result;
     END LOOP;
     -- privileges follow the shards: after a GRANT or REVOKE, the schemas'
