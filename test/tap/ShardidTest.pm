@@ -113,10 +113,24 @@ sub have_extension
 # the PL/Proxy cluster would give that shard's partition (read-only while
 # the shard is frozen; one that fails naming the shard when it is placed
 # nowhere), so routing functions over dblink refuse and retry as PL/Proxy's
-# would.
+# would. public.shard_conn(shard) names the session's dblink connection to
+# that connect string, made on first use and kept for the session (as
+# PL/Proxy keeps one per partition): a statement that routes a row at a
+# time connects once per node, not once per row.
 sub router_dblink_sql
 {
 	return q{
+CREATE FUNCTION public.shard_conn(i_shard integer) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    c text := public.shard_connstr(i_shard);
+    n text := 'shard_conn_' || md5(c);
+BEGIN
+    IF n <> ALL (COALESCE(public.dblink_get_connections(), '{}')) THEN
+        PERFORM public.dblink_connect(n, c);
+    END IF;
+    RETURN n;
+END
+$$;
 CREATE FUNCTION public.shard_connstr(i_shard integer) RETURNS text LANGUAGE sql STABLE AS $$
     SELECT COALESCE((SELECT CASE WHEN p.frozen THEN n.connstr || ' options=''-c default_transaction_read_only=on'''
                                  ELSE n.connstr END

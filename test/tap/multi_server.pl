@@ -91,12 +91,12 @@ else
 	note("router: no PL/Proxy for $version, routing over dblink");
 	$routing = router_dblink_sql() . q{
 CREATE FUNCTION public.insert_post(i_user bigint, i_body text) RETURNS bigint LANGUAGE sql AS $$
-    SELECT t.id FROM public.dblink(public.shard_connstr(public.user_shard(i_user)),
+    SELECT t.id FROM public.dblink(public.shard_conn(public.user_shard(i_user)),
                                    format('SELECT public.insert_post(%s, %L)', i_user, i_body)) AS t(id bigint)
 $$;
 CREATE FUNCTION public.get_post(i_id bigint, OUT id bigint, OUT user_id bigint, OUT body text) RETURNS SETOF record
     LANGUAGE sql AS $$
-    SELECT t.* FROM public.dblink(public.shard_connstr(shardid.id_shard(i_id)),
+    SELECT t.* FROM public.dblink(public.shard_conn(shardid.id_shard(i_id)),
                                   format('SELECT * FROM public.get_post(%s)', i_id)) AS t(id bigint, user_id bigint, body text)
 $$;
 CREATE FUNCTION public.newest_posts(i_shards integer[], i_limit integer, OUT id bigint, OUT user_id bigint, OUT body text)
