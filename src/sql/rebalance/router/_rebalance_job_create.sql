@@ -40,7 +40,9 @@ BEGIN
         RETURNING job_id INTO id;
         RETURN id;
     END IF;
-    -- the lock rebalance() and drain_node() hold: the worker takes it
+    -- the worker moves over dblink; the lock rebalance() and drain_node()
+    -- hold: the worker takes it
+    PERFORM shardid_internal._dblink_schema();
     PERFORM shardid_internal._rebalance_lock(false);
     INSERT INTO shardid.rebalance_jobs (kind, drain_node, options, state)
     VALUES (kind, drain_node, options, 'starting')

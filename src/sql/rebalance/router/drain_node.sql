@@ -11,22 +11,15 @@
 -- passed to every move_shard() call.
 -- No SET search_path (PostgreSQL refuses COMMIT in a procedure that has
 -- one): this holds only the CALL; the functions it calls pin it.
-CREATE OR REPLACE PROCEDURE shardid.drain_node(
-    node text,
-    strategy text DEFAULT 'by_size',
-    drop_old boolean DEFAULT NULL,
-    lock_timeout interval DEFAULT NULL,
-    cutover_timeout interval DEFAULT NULL,
-    catchup_timeout interval DEFAULT NULL,
-    node_timeout interval DEFAULT NULL)
+CREATE OR REPLACE PROCEDURE shardid.drain_node(node text, strategy text DEFAULT 'by_size',
+    drop_old boolean DEFAULT NULL, lock_timeout interval DEFAULT NULL, cutover_timeout interval DEFAULT NULL,
+    catchup_timeout interval DEFAULT NULL, node_timeout interval DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
 BEGIN
-    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.drain_node()',
-                                             'after every move');
-    CALL shardid_internal._rebalance_job_run(shardid_internal._rebalance_job_create('drain', node,
-        shardid_internal._rebalance_options('drain', node, strategy, NULL, NULL, drop_old, lock_timeout,
-                                            cutover_timeout, catchup_timeout, node_timeout, 1, 1, 0, '10 s'),
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.drain_node()', 'after every move');
+    CALL shardid_internal._rebalance_job_run(shardid_internal._rebalance_job_create('drain', node, shardid_internal._rebalance_options(
+        'drain', node, strategy, NULL, NULL, drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout, 1, 1, 0, '10 s'),
         in_session => true));
 END
 $$;

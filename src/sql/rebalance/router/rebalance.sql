@@ -16,24 +16,17 @@
 -- move must be done, or the rebalance stops.
 -- No SET search_path (PostgreSQL refuses COMMIT in a procedure that has
 -- one): this holds only the CALL; the functions it calls pin it.
-CREATE OR REPLACE PROCEDURE shardid.rebalance(
-    strategy text DEFAULT 'by_size',
-    max_moves integer DEFAULT NULL,
+CREATE OR REPLACE PROCEDURE shardid.rebalance(strategy text DEFAULT 'by_size', max_moves integer DEFAULT NULL,
     excluded_shards integer[] DEFAULT '{}',
-    drop_old boolean DEFAULT NULL,
-    lock_timeout interval DEFAULT NULL,
-    cutover_timeout interval DEFAULT NULL,
-    catchup_timeout interval DEFAULT NULL,
-    node_timeout interval DEFAULT NULL)
+    drop_old boolean DEFAULT NULL, lock_timeout interval DEFAULT NULL, cutover_timeout interval DEFAULT NULL,
+    catchup_timeout interval DEFAULT NULL, node_timeout interval DEFAULT NULL)
     LANGUAGE plpgsql
 AS $$
 BEGIN
-    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.rebalance()',
-                                             'after every move');
-    CALL shardid_internal._rebalance_job_run(shardid_internal._rebalance_job_create('rebalance', NULL,
-        shardid_internal._rebalance_options('rebalance', NULL, strategy, max_moves, excluded_shards, drop_old, lock_timeout,
-                                            cutover_timeout, catchup_timeout, node_timeout, 1, 1, 0, '10 s'),
-        in_session => true));
+    PERFORM shardid_internal._require_commit(shardid_internal._commit_allowed(), 'shardid.rebalance()', 'after every move');
+    CALL shardid_internal._rebalance_job_run(shardid_internal._rebalance_job_create('rebalance', NULL, shardid_internal._rebalance_options(
+        'rebalance', NULL, strategy, max_moves, excluded_shards, drop_old, lock_timeout, cutover_timeout, catchup_timeout,
+        node_timeout, 1, 1, 0, '10 s'), in_session => true));
 END
 $$;
 

@@ -13,30 +13,18 @@
 -- move_retries > 0 a failed move is retried (after retry_pause) up to
 -- that many times, and then the job goes on with the others and ends
 -- failed, listing it.
-CREATE OR REPLACE FUNCTION shardid.rebalance_start(
-    strategy text DEFAULT 'by_size',
-    max_moves integer DEFAULT NULL,
+CREATE OR REPLACE FUNCTION shardid.rebalance_start(strategy text DEFAULT 'by_size', max_moves integer DEFAULT NULL,
     excluded_shards integer[] DEFAULT '{}',
-    drop_old boolean DEFAULT NULL,
-    lock_timeout interval DEFAULT NULL,
-    cutover_timeout interval DEFAULT NULL,
-    catchup_timeout interval DEFAULT NULL,
-    node_timeout interval DEFAULT NULL,
-    max_parallel integer DEFAULT NULL,
-    max_moves_per_node integer DEFAULT 1,
-    move_retries integer DEFAULT 0,
-    retry_pause interval DEFAULT '10 s') RETURNS bigint
-    LANGUAGE plpgsql
+    drop_old boolean DEFAULT NULL, lock_timeout interval DEFAULT NULL, cutover_timeout interval DEFAULT NULL,
+    catchup_timeout interval DEFAULT NULL, node_timeout interval DEFAULT NULL,
+    max_parallel integer DEFAULT NULL, max_moves_per_node integer DEFAULT 1,
+    move_retries integer DEFAULT 0, retry_pause interval DEFAULT '10 s') RETURNS bigint
+    LANGUAGE sql
     SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    o jsonb := shardid_internal._rebalance_options('rebalance', NULL, strategy, max_moves, excluded_shards, drop_old, lock_timeout, cutover_timeout,
-                                                   catchup_timeout, node_timeout, max_parallel, max_moves_per_node,
-                                                   move_retries, retry_pause);
-BEGIN
-    PERFORM shardid_internal._dblink_schema();
-    RETURN shardid_internal._rebalance_job_create('rebalance', NULL, o);
-END
+    SELECT shardid_internal._rebalance_job_create('rebalance', NULL, shardid_internal._rebalance_options('rebalance', NULL,
+               strategy, max_moves, excluded_shards, drop_old, lock_timeout, cutover_timeout, catchup_timeout, node_timeout,
+               max_parallel, max_moves_per_node, move_retries, retry_pause))
 $$;
 
 REVOKE ALL ON FUNCTION shardid.rebalance_start(text, integer, integer[], boolean, interval, interval, interval, interval, integer, integer, integer, interval) FROM PUBLIC;
