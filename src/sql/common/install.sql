@@ -57,6 +57,7 @@
 \ir router/_node_send.sql
 \ir router/_node_session.sql
 \ir router/_node_wait.sql
+\ir router/_node_outcome.sql
 \ir router/_node.sql
 \ir router/_node_alive.sql
 \ir router/_node_unreachable.sql

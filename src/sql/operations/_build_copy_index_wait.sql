@@ -9,18 +9,13 @@ CREATE OR REPLACE FUNCTION shardid_internal._build_copy_index_wait(conn text, co
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    st  text;
-    msg text;
-    det text;
-    hnt text;
+    err text[];
 BEGIN
     IF shardid_internal._apply_ddl_busy(conn) THEN
         RETURN true;
     END IF;
-    BEGIN
-        PERFORM shardid_internal._node_wait(conn, NULL);
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
+    err := shardid_internal._node_outcome(conn);
+    IF err IS NOT NULL THEN
         BEGIN
             PERFORM shardid_internal._node(conn, format('DROP INDEX CONCURRENTLY IF EXISTS %I.%I',
                                                         (SELECT n.nspname FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace
@@ -28,10 +23,11 @@ BEGIN
         EXCEPTION WHEN OTHERS THEN
             NULL;
         END;
-        PERFORM shardid_internal._node_close(conn);
-        PERFORM shardid_internal._raise(st, format('%s (on %s)', msg, copy), det, hnt);
-    END;
+    END IF;
     PERFORM shardid_internal._node_close(conn);
+    IF err IS NOT NULL THEN
+        PERFORM shardid_internal._raise(err[1], format('%s (on %s)', err[2], copy), err[3], err[4]);
+    END IF;
     RETURN false;
 END
 $$;

@@ -25,10 +25,6 @@ DECLARE
     j     integer;
     ended integer;
     busy  integer;
-    st    text;
-    msg   text;
-    det   text;
-    hnt   text;
 BEGIN
     BEGIN
         FOR i IN 1 .. cardinality(conns) LOOP
@@ -54,13 +50,12 @@ BEGIN
     BEGIN
         PERFORM shardid_internal._apply_ddl_result(conns[ended], node, retries[ended], change_id, targets[ended]);
     EXCEPTION WHEN OTHERS OR query_canceled THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
         FOR j IN 1 .. cardinality(conns) LOOP
             IF j <> ended AND targets[j] IS NOT NULL THEN
                 PERFORM shardid_internal._node_close(conns[j]);
             END IF;
         END LOOP;
-        PERFORM shardid_internal._raise(st, msg, det, hnt);
+        RAISE;
     END;
     IF node IS NULL THEN
         PERFORM shardid_internal._apply_ddl_mark_done(change_id, targets[ended]);

@@ -15,6 +15,7 @@ CREATE OR REPLACE FUNCTION shardid_internal._apply_ddl_result(conn text, node te
     SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    err     text[];
     st      text;
     msg     text;
     det     text;
@@ -24,14 +25,14 @@ DECLARE
 BEGIN
     WHILE shardid_internal._apply_ddl_busy(conn) LOOP
     END LOOP;
-    BEGIN
-        PERFORM shardid_internal._node_wait(conn, node);
-    EXCEPTION WHEN OTHERS THEN
-        GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-    END;
-    IF st IS NULL THEN
+    err := shardid_internal._node_outcome(conn, node);
+    IF err IS NULL THEN
         RETURN;
     END IF;
+    st := err[1];
+    msg := err[2];
+    det := err[3];
+    hnt := err[4];
     -- a retried target that has the change already: the interrupted run
     -- made it; an index of that name must be the template's
     IF retry AND st IN ('42P07', '42704') THEN
