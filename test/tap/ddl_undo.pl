@@ -10,7 +10,10 @@
 # CONCURRENTLY where it was made, the invalid one too; b has nothing to
 # undo): no index of that name is left, the ledgers say abandoned and
 # undone, a move into a succeeds and check_cluster() has nothing to say.
-# Then the same failure, the duplicates deleted, and the way forward: the
+# The same failure again, its undo cancelled mid-way from the router (a
+# session holds one of a's tables): the undo stays open, check_cluster()
+# names it, and calling it again finishes it. Then the same failure, the
+# duplicates deleted, and the way forward: the
 # re-CALL of apply_ddl() completes it on both nodes (shard 19's invalid
 # index dropped first), a move into a succeeds, check_cluster() is clean.
 # check_cluster()'s fix for a copy that lacks the index builds it
@@ -107,6 +110,41 @@ SELECT string_agg(kind || ' ' || abandoned || ' ' || (finished_at IS NOT NULL), 
 $router->safe_psql('app', "CALL shardid.move_shard(30, 'a')");
 is($router->safe_psql('app', 'SELECT node FROM shardid.placement WHERE shard = 30'), 'a', 'after the undo, a move into a succeeds');
 is(check_cluster(), 'clean', 'check_cluster() has nothing to say after the undo');
+
+# --- an interrupted undo, and the call that finishes it --------------------------
+# The undo's DROP INDEX CONCURRENTLY of shard 5's copy on a waits for a
+# session that holds that table; the router's call is cancelled (Ctrl-C)
+# meanwhile. The cancel reaches a; the undo stays open, check_cluster()
+# names it, and calling abandon_ddl(undo => true) again finishes it.
+fail_on_19();
+my $locker = $node{a}->background_psql('app');
+$locker->query_safe('BEGIN; LOCK TABLE shard_0005.posts IN ACCESS SHARE MODE;');
+my $caller = $router->background_psql('app', on_error_stop => 0);
+my $caller_pid = $caller->query_safe('SELECT pg_backend_pid()');
+$caller_pid =~ s/\D//g;
+$caller->query_until(qr/undoing/, "\\echo undoing\nSELECT * FROM shardid.abandon_ddl('public.posts', undo => true);\n");
+$node{a}->poll_query_until('app', q{SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'DROP INDEX CONCURRENTLY%shard\_0005%' AND wait_event_type = 'Lock')})
+  or die 'the undo never waited for shard 5';
+$router->safe_psql('app', "SELECT pg_cancel_backend($caller_pid)");
+ok($node{a}->poll_query_until('app', q{SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'shardid_apply_ddl' AND state = 'active')}),
+	'a cancel of the router\'s call ends the undo\'s statements on a too');
+$caller->quit;
+$locker->query_safe('COMMIT');
+$locker->quit;
+my ($left) = split m{/}, indexes($node{a});
+ok($left >= 1, "the cancelled undo left $left of a's tables with the index")
+  or diag(indexes($node{a}));
+is($node{a}->safe_psql('app', q{SELECT count(*) FROM pg_indexes WHERE schemaname = 'shard_0005' AND indexname = 'posts_user_uq'}), '1',
+	'shard 5 still has the index');
+my $meanwhile = check_cluster();
+like($meanwhile, qr/ddl_unfinished - a: apply_ddl\(\) of DROP INDEX CONCURRENTLY IF EXISTS %s_user_uq on public\.posts is unfinished on node "a"/,
+	'meanwhile check_cluster() names the unfinished undo on a');
+note("check_cluster() after the cancel: $meanwhile");
+$router->safe_psql('app', q{SELECT * FROM shardid.abandon_ddl('public.posts', undo => true)});
+is(indexes($node{a}) . ' ' . indexes($node{b}), '0/0 0/0', 'calling abandon_ddl(undo => true) again finishes the undo: no index of that name on either node');
+is(join(' ', map { $_->safe_psql('app', 'SELECT count(*) FROM shardid.ddl_changes WHERE finished_at IS NULL') } $router, $node{a}, $node{b}),
+	'0 0 0', 'no change is left open on the router or a node');
+is(check_cluster(), 'clean', 'check_cluster() has nothing to say after the finished undo');
 
 # --- the way forward -------------------------------------------------------------
 fail_on_19();
