@@ -18,7 +18,8 @@
 # index dropped first), a move into a succeeds, check_cluster() is clean.
 # check_cluster()'s fix for a copy that lacks the index builds it
 # CONCURRENTLY: a write to the copy goes on while the build waits for an
-# open writer. Last, a change with no safe inverse (ADD COLUMN with a
+# open writer; cancelled there, it is reported and the same call finishes
+# it. Last, a change with no safe inverse (ADD COLUMN with a
 # CHECK that shard 19's rows fail): the undo is refused (0A000) before
 # anything changes, its HINT the apply_ddl() call that completes it.
 use strict;
@@ -70,17 +71,18 @@ sub check_cluster
 		q{SELECT COALESCE(string_agg(kind || ' ' || COALESCE(shard::text, '-') || ' ' || node || ': ' || detail, '; '), 'clean') FROM shardid.check_cluster()});
 }
 
-# the failure: a's template and shards 0-18 (and those of 20-23 that the
-# node's other connections built meanwhile: apply_ddl() builds 4 tables of
-# a node at once from the router), an invalid index on 19, b nothing.
-# Returns how many tables of a have the index, valid or not.
+# the failure: a's template and shards 0-18 (and those of a's shards after
+# 19 that the node's other connections built meanwhile: apply_ddl() builds
+# 4 tables of a node at once from the router), an invalid index on 19, b
+# nothing. Returns how many tables of a have the index, valid or not.
 sub fail_on_19
 {
 	my ($ret, $out, $err) = $router->psql('app', "CALL shardid.apply_ddl('public.posts', '$index')");
 	like($err, qr/could not create unique index "posts_user_uq" \(on shard_0019\)/, 'apply_ddl() fails on shard 19\'s duplicates');
 	my ($with, $invalid) = split m{/}, indexes($node{a});
-	ok($with >= 21 && $with <= 25 && $invalid == 1 && indexes($node{b}) eq '0/0',
-		'a: the template, shards 0-18 and ' . ($with - 21) . ' of 20-23 have the index, shard 19 an invalid one; b has none')
+	my $after = $router->safe_psql('app', q{SELECT count(*) FROM shardid.placement WHERE node = 'a' AND shard > 19});
+	ok($with >= 21 && $with <= 21 + $after && $invalid == 1 && indexes($node{b}) eq '0/0',
+		"a: the template, shards 0-18 and " . ($with - 21) . " of its $after shards after 19 have the index, shard 19 an invalid one; b has none")
 	  or diag('a: ' . indexes($node{a}) . ', b: ' . indexes($node{b}));
 	return $with;
 }
@@ -164,15 +166,35 @@ is($router->safe_psql('app', q{SELECT string_agg(kind || ' ' || shard || ' ' || 
 	'check_cluster(): shard 5\'s copy lacks the index; its fix builds it, on a');
 my $hold = $node{a}->background_psql('app');
 $hold->query_safe(q{BEGIN; INSERT INTO shard_0005.posts (user_id, body) VALUES (90001, 'held')});
-my $fix = $node{a}->background_psql('app');
+my $building = q{
+SELECT EXISTS (SELECT FROM pg_stat_activity
+                WHERE query LIKE 'CREATE UNIQUE INDEX CONCURRENTLY posts_user_uq ON shard_0005.posts %' AND wait_event_type = 'Lock')};
+my $fix = $node{a}->background_psql('app', on_error_stop => 0);
+my $fix_pid = $fix->query_safe('SELECT pg_backend_pid()');
+$fix_pid =~ s/\D//g;
+$fix->query_until(qr/building/, "\\echo building\nCALL shardid.build_copy_index(5, 'posts', 'posts_user_uq');\n");
+ok($node{a}->poll_query_until('app', $building), 'the fix builds CONCURRENTLY: it waits for the open writer');
+is($node{a}->safe_psql('app', q{SET lock_timeout = '3s'; INSERT INTO shard_0005.posts (user_id, body) VALUES (90002, 'meanwhile') RETURNING body}),
+	'meanwhile', 'a write to the copy goes on while the index is built (a plain CREATE INDEX would queue it)');
+# the fix interrupted (Ctrl-C) while it waits: its build ends too, the
+# invalid index it leaves is reported, and the same call finishes it
+$node{a}->safe_psql('app', "SELECT pg_cancel_backend($fix_pid)");
+ok($node{a}->poll_query_until('app', q{SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'CREATE UNIQUE INDEX CONCURRENTLY posts_user_uq%' AND state = 'active')}),
+	'a cancel of the fix ends its build too');
+$fix->quit;
+is($node{a}->safe_psql('app', q{SELECT indisvalid FROM pg_index WHERE indexrelid = 'shard_0005.posts_user_uq'::regclass}),
+	'f', 'the cancelled build left an invalid index');
+is(check_cluster(),
+	'copy_differs 5 a: shard_0005.posts on node "a" lacks index posts_user_uq of its template (or has it invalid); the fix builds it CONCURRENTLY',
+	'meanwhile check_cluster() reports it, with the same fix');
+$fix = $node{a}->background_psql('app');
 $fix->query_until(qr/building/, "\\echo building\nCALL shardid.build_copy_index(5, 'posts', 'posts_user_uq');\n");
 ok( $node{a}->poll_query_until(
 		'app', q{
 SELECT EXISTS (SELECT FROM pg_stat_activity
-                WHERE query LIKE 'CREATE UNIQUE INDEX CONCURRENTLY posts_user_uq ON shard_0005.posts %' AND wait_event_type = 'Lock')}),
-	'the fix builds CONCURRENTLY: it waits for the open writer');
-is($node{a}->safe_psql('app', q{SET lock_timeout = '3s'; INSERT INTO shard_0005.posts (user_id, body) VALUES (90002, 'meanwhile') RETURNING body}),
-	'meanwhile', 'a write to the copy goes on while the index is built (a plain CREATE INDEX would queue it)');
+                WHERE query ~ '^(DROP INDEX CONCURRENTLY shard_0005\.posts_user_uq|CREATE UNIQUE INDEX CONCURRENTLY posts_user_uq ON shard_0005\.posts)'
+                  AND wait_event_type = 'Lock')}),
+	'the fix called again drops the invalid index and builds it again, CONCURRENTLY: it waits for the writer');
 $hold->query_safe('COMMIT');
 $hold->quit;
 $fix->quit;
