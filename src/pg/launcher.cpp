@@ -1,15 +1,20 @@
 /*
  * launcher.cpp — the opt-in launcher. With shardid in
  * shared_preload_libraries, one background worker per server (registered
- * by _PG_init, started once the server accepts writes: after a start,
- * crash recovery or a promotion) visits every database that accepts
- * connections, at once and then every shardid.launcher_naptime: for each
- * it starts a short-lived worker that connects to it as the bootstrap
- * superuser and, where the shardid extension is installed, CALLs
- * shardid_internal._launcher_run(), which resumes the background rebalance
- * jobs whose driver is gone (each as the role that started it) and drops
- * retired copies older than shardid.retired_copy_retention. The launcher
- * itself never touches a database; one database worker runs at a time.
+ * by _PG_init, started once the server accepts connections: on a primary
+ * after a start or crash recovery, on a hot standby once it is
+ * consistent) visits every database that accepts connections, at once
+ * and then every shardid.launcher_naptime, and at once when its standby
+ * is promoted: for each it starts a short-lived worker that connects to
+ * it as the bootstrap superuser and, where the shardid extension is
+ * installed, CALLs shardid_internal._launcher_run(), which resumes the
+ * background rebalance jobs whose driver is gone (each as the role that
+ * started it) and drops retired copies older than
+ * shardid.retired_copy_retention; on a standby it calls
+ * shardid_internal._launcher_standby() instead, which drops the slots of
+ * moves the server made while it was a primary (a demoted leader's). The
+ * launcher itself never touches a database; one database worker runs at
+ * a time.
  *
  * Without the preload nothing here runs, and everything else works as
  * before: a job's driver that dies is restarted by the postmaster
@@ -29,7 +34,9 @@ extern "C" {
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_database.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -38,6 +45,7 @@ extern "C" {
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "tcop/tcopprot.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -60,7 +68,7 @@ shardid_register_launcher(void)
 
 	memset(&worker, 0, sizeof worker);
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = 10;
 	strlcpy(worker.bgw_library_name, "shardid", sizeof worker.bgw_library_name);
 	strlcpy(worker.bgw_function_name, "shardid_launcher_main", sizeof worker.bgw_function_name);
@@ -112,7 +120,7 @@ visit(Oid database)
 
 	memset(&worker, 0, sizeof worker);
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
 	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	strlcpy(worker.bgw_library_name, "shardid", sizeof worker.bgw_library_name);
 	strlcpy(worker.bgw_function_name, "shardid_launcher_database_main",
@@ -132,6 +140,30 @@ visit(Oid database)
 	pfree(handle);
 }
 
+/*
+ * Sleeps one naptime, or less: a reload (SIGHUP) or a shutdown request
+ * ends the nap, and on a standby a promotion does (checked every second),
+ * so that a promoted router resumes its jobs at once.
+ */
+static void
+nap(void)
+{
+	long left = (long) shardid_launcher_naptime_s * 1000L;
+	bool standby = RecoveryInProgress();
+
+	while (left > 0)
+	{
+		long step = standby ? Min(left, 1000L) : left;
+		int rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, step,
+						   PG_WAIT_EXTENSION);
+
+		ResetLatch(MyLatch);
+		if ((rc & WL_LATCH_SET) || (standby && !RecoveryInProgress()))
+			return;
+		left -= step;
+	}
+}
+
 /* The launcher: visits every database now and every naptime after. */
 void
 shardid_launcher_main(Datum main_arg)
@@ -145,7 +177,8 @@ shardid_launcher_main(Datum main_arg)
 	ereport(LOG, (errmsg("shardid launcher started"),
 				  errdetail("It resumes background rebalance jobs and drops retired copies "
 							"older than shardid.retired_copy_retention, every "
-							"shardid.launcher_naptime (%d s).",
+							"shardid.launcher_naptime (%d s); on a standby it drops the slots "
+							"of moves made while it was a primary.",
 							shardid_launcher_naptime_s)));
 	for (;;)
 	{
@@ -165,17 +198,15 @@ shardid_launcher_main(Datum main_arg)
 		pfree(oids);
 		if (ShutdownRequestPending)
 			proc_exit(0);
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 (long) shardid_launcher_naptime_s * 1000L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+		nap();
 	}
 }
 
 /*
- * The launcher procedure of this database, when it is a member of the
- * extension shardid and a superuser owns it.
+ * Whether the routine $1 (a regprocedure's text) of this database is a
+ * member of the extension shardid and a superuser owns it.
  */
-static const char *const launcher_procedure_query =
+static const char *const launcher_routine_query =
 	"SELECT FROM pg_catalog.pg_depend AS d"
 	" JOIN pg_catalog.pg_extension AS e ON e.oid OPERATOR(pg_catalog.=) d.refobjid"
 	" JOIN pg_catalog.pg_proc AS p ON p.oid OPERATOR(pg_catalog.=) d.objid"
@@ -184,20 +215,22 @@ static const char *const launcher_procedure_query =
 	" AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass"
 	" AND d.deptype OPERATOR(pg_catalog.=) 'e'"
 	" AND e.extname OPERATOR(pg_catalog.=) 'shardid' AND r.rolsuper"
-	" AND d.objid OPERATOR(pg_catalog.=)"
-	" pg_catalog.to_regprocedure('shardid_internal._launcher_run(integer)')";
+	" AND d.objid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure($1)";
 
-/* Whether this database has shardid's launcher procedure, owned as it must be. */
+/* Whether this database has shardid's routine SIGNATURE, owned as it must be. */
 static bool
-has_launcher_procedure(void)
+has_launcher_routine(const char *signature)
 {
 	bool found = false;
+	Oid type = TEXTOID;
+	Datum value = CStringGetTextDatum(signature);
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (SPI_execute(launcher_procedure_query, true, 1) == SPI_OK_SELECT)
+	if (SPI_execute_with_args(launcher_routine_query, 1, &type, &value, NULL, true, 1) ==
+		SPI_OK_SELECT)
 		found = SPI_processed > 0;
 	PopActiveSnapshot();
 	SPI_finish();
@@ -207,7 +240,9 @@ has_launcher_procedure(void)
 
 /*
  * The worker of one database: as the bootstrap superuser, with a pinned
- * search_path, CALLs _launcher_run(retention) where shardid is installed.
+ * search_path, where shardid is installed: on a primary CALLs
+ * _launcher_run(retention); on a standby (read only) calls
+ * _launcher_standby(), where this version of shardid has it.
  */
 void
 shardid_launcher_database_main(Datum main_arg)
@@ -219,7 +254,12 @@ shardid_launcher_database_main(Datum main_arg)
 	BackgroundWorkerInitializeConnectionByOid(database, InvalidOid, 0);
 	pgstat_report_appname("shardid launcher");
 	SetConfigOption("search_path", "pg_catalog, pg_temp", PGC_SUSET, PGC_S_SESSION);
-	if (has_launcher_procedure())
+	if (RecoveryInProgress())
+	{
+		if (has_launcher_routine("shardid_internal._launcher_standby()"))
+			run_top_level("SELECT shardid_internal._launcher_standby()");
+	}
+	else if (has_launcher_routine("shardid_internal._launcher_run(integer)"))
 		run_top_level(
 			psprintf("CALL shardid_internal._launcher_run(%d)", shardid_retired_copy_retention_s));
 	proc_exit(0);

@@ -18,7 +18,8 @@
 #      2b. its source switched over instead: 15, 16: the move rolls back,
 #      and Patroni drops the slot the old leader keeps as a replica; 17
 #      and later: the move finishes, and the old leader's copy of the
-#      slot is dropped by hand (docs/high-availability.md).
+#      slot, back on a replica, is dropped by its launcher (shardid
+#      preloaded on every member; docs/high-availability.md).
 #      2c. its source restarted (no failover): 15, 16: Patroni drops the
 #      move's slot, which rolls back; 17 and later: the move finishes.
 #   3. a move's target switched over mid-copy: the move ends by itself.
@@ -54,10 +55,12 @@ my $template = q{
 CREATE EXTENSION shardid;
 CREATE TABLE public.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, body text NOT NULL);
 } . node_insert_post_sql() . post_ids_sql('node');
-# the router preloads shardid: its launcher resumes jobs after a promotion
+# every member preloads shardid: the router's launcher resumes jobs after
+# a promotion; a node replica's drops what moves left there while it led
+my $preload = { shared_preload_libraries => 'shardid' };
 my $c = $ha->clusters(
-	a => { logical => 1, sql => $template },
-	b => { logical => 1, sql => $template },
+	a => { logical => 1, sql => $template, parameters => $preload },
+	b => { logical => 1, sql => $template, parameters => $preload },
 	router => {
 		parameters => { shared_preload_libraries => 'shardid' },
 		sql => 'CREATE EXTENSION dblink; CREATE EXTENSION shardid;'
@@ -447,18 +450,16 @@ my $failover_slots = $ha->{major} >= 17;
 	is($router->leader->psql('app', 'SELECT count(*) FROM shardid.shard_moves'), '0', '2b: no move left in progress');
 	writer_stop($w, '2b');
 	$node{b}->wait_replicas;
-	my ($src, $kept) = $old->try_psql('app', q{SELECT string_agg(slot_name, ' ') FROM pg_replication_slots WHERE slot_type = 'logical'});
-	note('2b: the old leader, a replica again, holds: ' . ($kept || 'no logical slot'));
-	if ($failover_slots && $kept)
-	{
-		# what Patroni 4 and PostgreSQL's slot sync leave: a person drops it
-		$old->psql('app', q{SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
-		                     WHERE slot_name LIKE 'shardid\_move\_%' AND NOT synced AND NOT active});
-	}
-	my $left = wait_until(30, sub { move_leftovers() eq '' });
-	ok(defined $left, '2b: nothing of the move is left on any member, the old leader included') or diag(move_leftovers());
+	# what Patroni 4 and PostgreSQL's slot sync leave on the old leader
+	# (17 and later), its launcher drops once it is a replica
+	my $left = wait_until(60, sub { move_leftovers() eq '' });
+	ok(defined $left, '2b: nothing of the move is left on any member, the old leader included, with no one acting')
+	  or diag(move_leftovers());
 	my @said = grep { /replication slot|pg_rewind/ } split /\n/, slurp_file("$old->{dir}/patroni.log");
-	note('2b: its Patroni said: ' . (join(' | ', @said) || 'nothing of slots'));
+	my @dropped = grep { /shardid launcher: dropped replication slot/ } split /\n/, slurp_file("$old->{dir}/postgresql.log");
+	note(sprintf('2b: gone %.1f s after the move ended; its Patroni said: %s; its launcher: %s', $left // -1,
+			join(' | ', @said) || 'nothing of slots', join(' | ', @dropped) || 'nothing'));
+	ok(scalar(@dropped), "2b: the old leader's launcher dropped its copy of the move's slot") if $failover_slots;
 }
 
 # --- 2c. a move's source restarted mid-copy ----------------------------------

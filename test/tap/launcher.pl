@@ -2,9 +2,11 @@
 # the router, src/pg/launcher.cpp): a background job resumes by itself
 # after a restart of the router and after a promotion of the router's
 # standby, with no one calling anything; retired copies past
-# shardid.retired_copy_retention are dropped by it; and what is not the
-# launcher's business stays so: a database without shardid, one whose
-# shardid_internal schema a tenant made, a job that has ended.
+# shardid.retired_copy_retention are dropped by it; on a standby it drops
+# the slots of moves the server made while it was a primary; and what is
+# not the launcher's business stays so: a database without shardid, one
+# whose shardid_internal schema a tenant made, a job that has ended, a
+# slot that is not a move's.
 #
 # A router (with a streaming standby) and two nodes: a holds shards 0-3,
 # b none. Each job's first move is held in caught_up by the test hook
@@ -49,7 +51,7 @@ $router->safe_psql('app', "SELECT shardid.add_node('$_', \$\$" . $node{$_}->conn
 $router->safe_psql('app', "SELECT shardid.place_shards('a', 0, 3)");
 $router->safe_psql('app', slurp_file(dirname(__FILE__) . '/../lib/move_pause.sql'));
 like(slurp_file($router->logfile), qr/shardid launcher started/, 'the preloaded module started the launcher');
-is($router->safe_psql('app', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'shardid launcher'}), '1',
+is($router->safe_psql('app', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'shardid launcher' AND datid IS NULL}), '1',
 	'one launcher runs, connected to no database between its visits');
 
 # A tenant's schema named shardid_internal, in a database without shardid:
@@ -122,8 +124,10 @@ $standby->start;
 ($h, $job) = held("SELECT shardid.rebalance_start('by_count', max_moves => 1)");
 $shard = $router->safe_psql('app', "SELECT shard FROM shardid.rebalance_job_moves WHERE job_id = $job");
 $router->wait_for_catchup($standby);
-is($standby->safe_psql('app', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'shardid launcher'}), '0',
-	'no launcher on the standby: it starts once the server accepts writes');
+is($standby->safe_psql('app', q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'shardid launcher' AND datid IS NULL}), '1',
+	'the standby runs its launcher too (it starts once the server accepts connections)');
+is($standby->safe_psql('app', "SELECT state FROM shardid.rebalance_jobs WHERE job_id = $job"), 'running',
+	'the standby resumes no job (its launcher waits for the promotion)');
 $router->stop('immediate');
 eval { $h->quit; };
 $t0 = time;
@@ -137,5 +141,33 @@ is($standby->safe_psql('app', "SELECT node FROM shardid.placement WHERE shard = 
 	'b 0', "shard $shard is placed on b, no move left in progress");
 is($standby->safe_psql('app', 'SELECT count(*) FROM shardid.check_cluster()'), '0', 'check_cluster() on the new router: nothing wrong');
 is(misplaced($standby, \%node, 0 .. 3), '', 'every shard is registered on exactly the node it is placed on');
+
+# --- a demoted leader's move slots -------------------------------------------
+# A server that made a move's slot while it was a primary and is now a
+# standby (a leader demoted by a switchover; here a copy of the stopped
+# primary, pg_replslot included, started as its standby) keeps the slot,
+# which serves nothing there: its launcher drops it. A slot that is not a
+# move's, and one in a database without shardid, stay.
+my $lead = PostgreSQL::Test::Cluster->new('lead');
+$lead->init(allows_streaming => 'logical');
+$lead->append_conf('postgresql.conf', "shared_preload_libraries = 'shardid'\nshardid.launcher_naptime = 1s\n");
+$lead->start;
+$lead->safe_psql('postgres', 'CREATE DATABASE app');
+$lead->safe_psql('app', 'CREATE EXTENSION shardid');
+$lead->safe_psql('app', q{SELECT pg_create_logical_replication_slot('shardid_move_9_41', 'pgoutput'), pg_create_logical_replication_slot('keep_me', 'pgoutput')});
+$lead->safe_psql('postgres', q{SELECT pg_create_logical_replication_slot('shardid_move_9_42', 'pgoutput')});
+is($lead->safe_psql('app', 'SELECT shardid_internal._launcher_standby()'), '0', 'on a primary _launcher_standby() drops nothing');
+$lead->stop;
+$lead->backup_fs_cold('cold');
+$lead->start;
+my $demoted = PostgreSQL::Test::Cluster->new('demoted');
+$demoted->init_from_backup($lead, 'cold', has_streaming => 1);
+$demoted->start;
+ok($demoted->poll_query_until('app', q{SELECT NOT EXISTS (SELECT FROM pg_replication_slots WHERE slot_name = 'shardid_move_9_41')}),
+	"the standby's launcher dropped the move's slot it kept from when it was the primary");
+is($demoted->safe_psql('app', q{SELECT pg_is_in_recovery() || ' ' || string_agg(slot_name, ' ' ORDER BY slot_name) FROM pg_replication_slots}),
+	'true keep_me shardid_move_9_42', 'a slot that is not a move\'s, and one in a database without shardid, are kept');
+like(slurp_file($demoted->logfile), qr/shardid launcher: dropped replication slot "shardid_move_9_41" on this standby/,
+	'the standby logged the slot it dropped');
 
 done_testing();

@@ -25,6 +25,7 @@
 \ir _build_copy_index_wait.sql
 \ir build_copy_index.sql
 \ir drop_move_leftover.sql
+\ir _launcher_standby.sql
 \ir _retired_copy_check.sql
 \ir _retired_here.sql
 \ir _node_facts.sql
