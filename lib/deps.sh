@@ -33,11 +33,20 @@ shardid_deps() {
 # is Debian's (or not installed): NodeSource's build (this project's Debian
 # 12 host) cannot take Debian's node-pg and npm, and the JavaScript parts
 # are skipped there.
+#
+# SHARDID_DEPS_TIERS (test/run-all --tap-tiers, and test/matrix for the
+# roots it prepares) names the TAP tiers that will run (test/tap/tiers):
+# without `ends` the packages only files of that tier use are left out
+# (pg_cron, the ORMs, npm and its few hundred node-* packages, Patroni,
+# etcd, pgBackRest). Unset: every tier's. The release checks install
+# what they need themselves (deps_need).
 shardid_test_deps() {
+	echo python3 python3-pytest python3-psycopg pgbouncer git	# pgbouncer.pl (every)
+	deps_nodesource || echo nodejs node-pg
+	case ",${SHARDID_DEPS_TIERS:-ends}," in *,ends,*) ;; *) return 0 ;; esac
 	echo "postgresql-$SHARDID_PG-cron"	# test/tap/rebalance.pl's scheduled step
-	echo python3 python3-pytest python3-psycopg python3-psycopg-pool python3-psycopg2 \
-		python3-sqlalchemy python3-django python3-alembic pgbouncer git pgxnclient unzip
-	deps_nodesource || echo nodejs node-pg npm
+	echo python3-psycopg-pool python3-psycopg2 python3-sqlalchemy python3-django python3-alembic pgxnclient unzip
+	deps_nodesource || echo npm
 	# test/tap/ha_patroni.pl (Patroni on etcd) and pgbackrest.pl: the HA
 	# and backup tools users run (docs/high-availability.md); Patroni 4
 	# (forky) only recommends python3-etcd, which its etcd3 client needs

@@ -10,12 +10,14 @@
 #   old() { q -h 127.0.0.1 -p "$OLD_PORT" -d app "$@"; }
 # Every server listens on 127.0.0.1; clients run on this host.
 
-# prepare_root MAJOR — the root entered, shardid built and installed there.
+# prepare_root MAJOR — the root entered, shardid built and installed there
+# (with the packages of the TAP tier every major runs at most: these
+# tests need no more).
 prepare_root() {
 	root_ensure "$1"
 	root_enter "$1"
 	root_copy_checkout "$1"
-	root_run "$1" bash -c "cd /build/shardid && SHARDID_PG=$1 && source lib/deps.sh &&
+	root_run "$1" bash -c "cd /build/shardid && SHARDID_PG=$1 && SHARDID_DEPS_TIERS=every && source lib/deps.sh &&
 		install_deps >/dev/null && make -s clean >/dev/null && make -s >/dev/null && make -s install >/dev/null"
 }
 
