@@ -283,7 +283,11 @@ is(common(\@old, \@s3), 0, 'case 3: none of them is one of the first primary\'s 
 # behind, used as the new primary. On the backup's own timeline: the
 # promoted standbys archive their timelines' history files into the same
 # directory, and the default ('latest') would follow one of them, which
-# the restore point is not on.
+# the restore point is not on. The restore itself runs on the machine's
+# clock: its restore_command (cp) is a child of the server and would run
+# under libfaketime too, where it once hung for 7 minutes (19, under
+# load); the server then starts again 30 s behind, before it issues IDs,
+# which is what the case is about.
 my $pitr = PostgreSQL::Test::Cluster->new('pitr');
 $pitr->init_from_backup($primary, 'b', has_restoring => 1, standby => 0);
 $pitr->append_conf('postgresql.conf', qq{
@@ -291,10 +295,12 @@ recovery_target_name = 'before_last'
 recovery_target_action = 'promote'
 recovery_target_timeline = 'current'
 });
-set_offset($pitr, '-30');
-start_faked($pitr);
+$pitr->start;
 $pitr->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'the restore did not end';
+$pitr->stop;
+set_offset($pitr, '-30');
+start_faked($pitr);
 is($pitr->safe_psql('postgres', "SELECT count(*) FROM t WHERE tag = 'burst'"), 0,
 	'case 4: the restore stopped before the burst');
 my @s4 = issue($pitr, 'restored', 20000);
