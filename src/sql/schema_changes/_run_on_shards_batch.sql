@@ -31,6 +31,7 @@ DECLARE
     rel   regclass;
     owner oid;
     r     text;
+    stmt  text;
     st    text;
     msg   text;
     -- the rows, kept until the batch's privileges have followed
@@ -64,14 +65,10 @@ BEGIN
                              pg_get_userbyid(owner), rel);
         ELSE
             BEGIN
+                stmt := (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement;
                 -- a read runs read-only: it may not write through a function
-                IF s.reads THEN
-                    r := shardid_internal._run_as_owner_read(owner::regrole,
-                                                             (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
-                ELSE
-                    r := shardid_internal._run_as_owner(owner::regrole,
-                                                        (shardid_internal._run_on_shards_check(command, x.schema_name, x.table_name)).statement);
-                END IF;
+                r := CASE WHEN s.reads THEN shardid_internal._run_as_owner_read(owner::regrole, stmt)
+                          ELSE shardid_internal._run_as_owner(owner::regrole, stmt) END;
                 success := true;
                 result := CASE WHEN s.reads THEN r ELSE s.kind END;
             EXCEPTION WHEN OTHERS THEN
