@@ -26,7 +26,7 @@ use PostgreSQL::Test::Utils;
 
 our @EXPORT = qw(data_node router_node have_extension router_dblink_sql
   node_insert_post_sql post_ids_sql writer_sql install_writer leftovers
-  registered_where misplaced);
+  registered_where misplaced background_call);
 
 unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
 {
@@ -97,6 +97,20 @@ sub router_node
 		$router->safe_psql('app', "SELECT shardid.add_node('$n', \$\$$connstr\$\$$more)");
 	}
 	return $router;
+}
+
+# background_call(NODE, DB, SQL) — SQL started in a background psql session
+# on NODE's database DB (an error does not end the session), once psql
+# has sent it; returns the session and its backend's PID, for a test that
+# interrupts the call (pg_cancel_backend, pg_terminate_backend).
+sub background_call
+{
+	my ($node, $db, $sql) = @_;
+	my $session = $node->background_psql($db, on_error_stop => 0);
+	my $pid = $session->query_safe('SELECT pg_backend_pid()');
+	$pid =~ s/\D//g;
+	$session->query_until(qr/calling/, "\\echo calling\n$sql\n");
+	return ($session, $pid);
 }
 
 # have_extension(NAME) — whether the extension is installed for the

@@ -184,10 +184,7 @@ is($router->safe_psql('app', q{SELECT count(*) FROM shardid.ddl_changes WHERE co
 $node{a}->safe_psql('app', 'ALTER TABLE shard_0005.posts OWNER TO postgres');
 my $locker = $node{b}->background_psql('app');
 $locker->query_safe('BEGIN; LOCK TABLE shard_0004.posts IN ACCESS SHARE MODE;');
-my $caller = $router->background_psql('app', on_error_stop => 0);
-my $caller_pid = $caller->query_safe('SELECT pg_backend_pid()');
-$caller_pid =~ s/\D//g;
-$caller->query_until(qr/calling/, "\\echo calling\nCALL shardid.apply_ddl('public.posts', '$seen', 1);\n");
+my ($caller, $caller_pid) = background_call($router, 'app', "CALL shardid.apply_ddl('public.posts', '$seen', 1);");
 $node{b}->poll_query_until('app', q{SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = 'shard_0004.posts'::regclass)})
   or die 'b never waited for shard 4';
 $router->safe_psql('app', "SELECT pg_cancel_backend($caller_pid)");
@@ -309,10 +306,7 @@ note(sprintf('4096 shards and their tables: %.1f s', time - $t0));
 sub interrupt_apply_ddl
 {
 	my ($db, $command, $at) = @_;
-	my $bg = $big->background_psql($db, on_error_stop => 0);
-	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-	$pid =~ s/\D//g;
-	$bg->query_until(qr/calling/, "\\echo calling\nCALL shardid.apply_ddl('public.posts', \$cmd\$$command\$cmd\$);\n");
+	my ($bg, $pid) = background_call($big, $db, "CALL shardid.apply_ddl('public.posts', \$cmd\$$command\$cmd\$);");
 	$big->poll_query_until($db, "SELECT count(*) >= $at FROM shardid.ddl_applied WHERE done")
 	  or die "apply_ddl did not reach $at tables";
 	$big->safe_psql($db, "SELECT pg_terminate_backend($pid)");
@@ -403,10 +397,7 @@ END $$;
 my $slow = 'CREATE INDEX CONCURRENTLY posts_slow ON %s (public.slow_key(user_id))';
 my $holder = $big->background_psql('par');
 $holder->query_safe('SELECT pg_advisory_lock(4242)');
-my $bg = $big->background_psql('par', on_error_stop => 0);
-my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-$pid =~ s/\D//g;
-$bg->query_until(qr/calling/, "\\echo calling\nCALL shardid.apply_ddl('public.posts', \$cmd\$$slow\$cmd\$, connections => 4);\n");
+my ($bg, $pid) = background_call($big, 'par', "CALL shardid.apply_ddl('public.posts', \$cmd\$$slow\$cmd\$, connections => 4);");
 ok( $big->poll_query_until(
 		'postgres', q{
 SELECT count(*) >= 2 FROM pg_stat_activity

@@ -121,10 +121,7 @@ is(check_cluster(), 'clean', 'check_cluster() has nothing to say after the undo'
 fail_on_19();
 my $locker = $node{a}->background_psql('app');
 $locker->query_safe('BEGIN; LOCK TABLE shard_0005.posts IN ACCESS SHARE MODE;');
-my $caller = $router->background_psql('app', on_error_stop => 0);
-my $caller_pid = $caller->query_safe('SELECT pg_backend_pid()');
-$caller_pid =~ s/\D//g;
-$caller->query_until(qr/undoing/, "\\echo undoing\nSELECT * FROM shardid.abandon_ddl('public.posts', undo => true);\n");
+my ($caller, $caller_pid) = background_call($router, 'app', "SELECT * FROM shardid.abandon_ddl('public.posts', undo => true);");
 $node{a}->poll_query_until('app', q{SELECT EXISTS (SELECT FROM pg_stat_activity WHERE query LIKE 'DROP INDEX CONCURRENTLY%shard\_0005%' AND wait_event_type = 'Lock')})
   or die 'the undo never waited for shard 5';
 $router->safe_psql('app', "SELECT pg_cancel_backend($caller_pid)");
@@ -169,10 +166,7 @@ $hold->query_safe(q{BEGIN; INSERT INTO shard_0005.posts (user_id, body) VALUES (
 my $building = q{
 SELECT EXISTS (SELECT FROM pg_stat_activity
                 WHERE query LIKE 'CREATE UNIQUE INDEX CONCURRENTLY posts_user_uq ON shard_0005.posts %' AND wait_event_type = 'Lock')};
-my $fix = $node{a}->background_psql('app', on_error_stop => 0);
-my $fix_pid = $fix->query_safe('SELECT pg_backend_pid()');
-$fix_pid =~ s/\D//g;
-$fix->query_until(qr/building/, "\\echo building\nCALL shardid.build_copy_index(5, 'posts', 'posts_user_uq');\n");
+my ($fix, $fix_pid) = background_call($node{a}, 'app', "CALL shardid.build_copy_index(5, 'posts', 'posts_user_uq');");
 ok($node{a}->poll_query_until('app', $building), 'the fix builds CONCURRENTLY: it waits for the open writer');
 is($node{a}->safe_psql('app', q{SET lock_timeout = '3s'; INSERT INTO shard_0005.posts (user_id, body) VALUES (90002, 'meanwhile') RETURNING body}),
 	'meanwhile', 'a write to the copy goes on while the index is built (a plain CREATE INDEX would queue it)');

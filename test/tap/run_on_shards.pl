@@ -139,11 +139,8 @@ like($err, qr/ERROR:\s+42501: permission denied to run a command on every shard 
 # every copy.
 my $locker = $node{b}->background_psql('app');
 $locker->query_safe('BEGIN; LOCK TABLE shard_0005.items IN ACCESS EXCLUSIVE MODE;');
-my $caller = $router->background_psql('app', on_error_stop => 0);
-my $caller_pid = $caller->query_safe('SELECT pg_backend_pid()');
-$caller_pid =~ s/\D//g;
-$caller->query_until(qr/calling/,
-	"\\echo calling\nSELECT count(*) FROM shardid.run_on_shards('public.items', 'SELECT count(*) FROM %s', 1);\n");
+my ($caller, $caller_pid) =
+  background_call($router, 'app', "SELECT count(*) FROM shardid.run_on_shards('public.items', 'SELECT count(*) FROM %s', 1);");
 $node{b}->poll_query_until('app', q{SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND relation = 'shard_0005.items'::regclass)})
   or die 'b never waited for shard 5';
 $router->safe_psql('app', "SELECT pg_cancel_backend($caller_pid)");
