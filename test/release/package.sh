@@ -68,21 +68,24 @@ fi
 # The README's "From a package" commands, run as written, in the copy (for
 # the major whose pg_config is first on PATH: this one). They make
 # debian/control for the major, install the build dependencies, build the
-# package (running installcheck) and install it.
+# package and install it. The build's own installcheck (debian/rules runs
+# `pg_buildext installcheck` unless DEB_BUILD_OPTIONS has nocheck) is the
+# same pg_regress and isolation suites the autopkgtest below runs against
+# the installed files, so the build skips it: the suites run once here.
 cmds=$(awk '/^From a package/ { f = 1 } f && /^```sh$/ { c = 1; next } c && /^```$/ { exit } c' README.md)
 [ -n "$cmds" ] || fail "no \`\`\`sh block after 'From a package' in README.md"
 printf '%s\n' "$cmds" >"$work/readme-package.sh"
 echo "# README.md's package commands:"; sed 's/^/#   /' "$work/readme-package.sh"
 installed=1
-(cd "$src" && env -u DEB_BUILD_OPTIONS -u DEB_BUILD_PROFILES -u PG_SUPPORTED_VERSIONS bash -e "$work/readme-package.sh") >"$work/build.log" 2>&1 ||
+(cd "$src" && env -u DEB_BUILD_PROFILES -u PG_SUPPORTED_VERSIONS DEB_BUILD_OPTIONS=nocheck bash -e "$work/readme-package.sh") >"$work/build.log" 2>&1 ||
 	{ tail -60 "$work/build.log"; fail "README.md's package commands failed (log: $work/build.log)"; }
 targets=$(sed -n 's/^Package: postgresql-\([0-9][0-9]*\)-shardid$/\1/p' "$src/debian/control" | xargs)
 [ "$targets" = "$major" ] || fail "the README's commands made debian/control for '$targets', not $major"
 deb=$(ls "$work/${pkg}_${version}_"*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || fail "the README's commands made no ${pkg}_${version}_*.deb: $(ls "$work")"
-grep -q "### End $major installcheck ###" "$work/build.log" ||
-	fail "the package build did not run and pass installcheck on $major"
-echo "ok - README.md's package commands built and installed $(basename "$deb"), installcheck passed during the build"
+! grep -q "### End $major installcheck ###" "$work/build.log" ||
+	fail "the package build ran installcheck despite DEB_BUILD_OPTIONS=nocheck"
+echo "ok - README.md's package commands built and installed $(basename "$deb") (nocheck: the suites run against the installed package below)"
 
 # The package holds the module, the control file and every script.
 contents=$(dpkg-deb -c "$deb" | awk '{print $6}')
