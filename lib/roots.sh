@@ -83,6 +83,12 @@ root_ensure() {
 		>"$dir/etc/apt/apt.conf.d/90shardid"
 	# a root is a few GB; the downloaded .debs need not stay
 	echo 'APT::Keep-Downloaded-Packages "false";' >"$dir/etc/apt/apt.conf.d/91shardid-nokeep"
+	# dpkg unpacks without a sync per file (its force-unsafe-io): a root
+	# holds nothing but what the archive has (one a crash left broken is
+	# deleted and made again), and its installs run beside the tests
+	# (test/matrix prepares the roots during the 15 leg), whose servers
+	# would wait on those syncs
+	echo force-unsafe-io >"$dir/etc/dpkg/dpkg.cfg.d/91shardid-unsafe-io"
 	# PostgreSQL 19's packages (and only those) may come from unstable or
 	# experimental: the same priority (500) as forky's for them, so apt
 	# takes the highest version, the released 19 as soon as
