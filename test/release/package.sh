@@ -72,12 +72,13 @@ fi
 # `pg_buildext installcheck` unless DEB_BUILD_OPTIONS has nocheck) is the
 # same pg_regress and isolation suites the autopkgtest below runs against
 # the installed files, so the build skips it: the suites run once here.
+# pg_buildext runs a plain make; MAKEFLAGS gives it one job per core.
 cmds=$(awk '/^From a package/ { f = 1 } f && /^```sh$/ { c = 1; next } c && /^```$/ { exit } c' README.md)
 [ -n "$cmds" ] || fail "no \`\`\`sh block after 'From a package' in README.md"
 printf '%s\n' "$cmds" >"$work/readme-package.sh"
 echo "# README.md's package commands:"; sed 's/^/#   /' "$work/readme-package.sh"
 installed=1
-(cd "$src" && env -u DEB_BUILD_PROFILES -u PG_SUPPORTED_VERSIONS DEB_BUILD_OPTIONS=nocheck bash -e "$work/readme-package.sh") >"$work/build.log" 2>&1 ||
+(cd "$src" && env -u DEB_BUILD_PROFILES -u PG_SUPPORTED_VERSIONS DEB_BUILD_OPTIONS=nocheck MAKEFLAGS="-j$(nproc)" bash -e "$work/readme-package.sh") >"$work/build.log" 2>&1 ||
 	{ tail -60 "$work/build.log"; fail "README.md's package commands failed (log: $work/build.log)"; }
 targets=$(sed -n 's/^Package: postgresql-\([0-9][0-9]*\)-shardid$/\1/p' "$src/debian/control" | xargs)
 [ "$targets" = "$major" ] || fail "the README's commands made debian/control for '$targets', not $major"
