@@ -47,8 +47,9 @@ dev=$(sed -n "s/^default_version = '\(.*\)'/\1/p" shardid.control)
 built=$(grep -E "^build/|shardid--([0-9.]+--)?${dev//./\\.}\.sql\$|\.(o|so|bc)\$|^results/" "$work/files" || true)
 expect "built files in the zip" "${built:-none}" none
 
-# pgxn install: make and make install from the zip, with this major's pg_config
-(cd "$work" && pgxn install --pg_config "$(command -v pg_config)" "./shardid-$version.zip") >"$work/install.log" 2>&1 ||
+# pgxn install: make (one job per core) and make install from the zip, with
+# this major's pg_config
+(cd "$work" && MAKEFLAGS="-j$(nproc)" pgxn install --pg_config "$(command -v pg_config)" "./shardid-$version.zip") >"$work/install.log" 2>&1 ||
 	{ cat "$work/install.log"; fail "pgxn install"; }
 grep -q "make.* install" "$work/install.log" || grep -qi "installing" "$work/install.log" ||
 	{ cat "$work/install.log"; fail "pgxn install did not install"; }
