@@ -27,7 +27,7 @@ source lib/roots.sh
 source test/majors/lib/upgrade.sh
 install_deps
 make -s clean >/dev/null
-make -s >/dev/null
+make -s -j"$(nproc)" >/dev/null
 make -s install >/dev/null
 
 work=$(mktemp -d /tmp/shardid-upgrade.XXXXXX)

@@ -10,15 +10,15 @@
 #   old() { q -h 127.0.0.1 -p "$OLD_PORT" -d app "$@"; }
 # Every server listens on 127.0.0.1; clients run on this host.
 
-# prepare_root MAJOR — the root entered, shardid built and installed there
-# (with the packages of the TAP tier every major runs at most: these
-# tests need no more).
+# prepare_root MAJOR — the root entered, shardid built (a job per core) and
+# installed there (with the packages of the TAP tier every major runs at
+# most: these tests need no more).
 prepare_root() {
 	root_ensure "$1"
 	root_enter "$1"
 	root_copy_checkout "$1"
 	root_run "$1" bash -c "cd /build/shardid && SHARDID_PG=$1 && SHARDID_DEPS_TIERS=every && source lib/deps.sh &&
-		install_deps >/dev/null && make -s clean >/dev/null && make -s >/dev/null && make -s install >/dev/null"
+		install_deps >/dev/null && make -s clean >/dev/null && make -s -j\$(nproc) >/dev/null && make -s install >/dev/null"
 }
 
 # start_root_server MAJOR NAME [SETTING...] — a server of lib/server.sh in
