@@ -58,10 +58,15 @@ sub set_offset
 	rename("$file.new", $file) or die "cannot rename to $file: $!";
 }
 
-# Starts a node under libfaketime; clients run without it.
+# Starts a node under libfaketime; clients run without it. Its archiving
+# is off: an archive_command (cp) is a child of the server and runs under
+# libfaketime too, where one hung for 60 s at a fast shutdown (17, a cold
+# matrix) and a restore_command's for 7 minutes (19, case 4 below). The
+# cases read only the primary's archive, which runs on the machine's clock.
 sub start_faked
 {
 	my ($node) = @_;
+	$node->adjust_conf('postgresql.conf', 'archive_mode', 'off');
 	local $ENV{LD_PRELOAD} = $libfaketime;
 	local $ENV{FAKETIME_TIMESTAMP_FILE} = offset_file($node);
 	local $ENV{FAKETIME_NO_CACHE} = '1';
@@ -280,10 +285,10 @@ disjoint('case 3 (second promotion, clock 30 s behind)', [ @s2, @s2b ], \@s3);
 is(common(\@old, \@s3), 0, 'case 3: none of them is one of the first primary\'s IDs');
 
 # Case 4: a point-in-time restore to before the primary's last IDs, 30 s
-# behind, used as the new primary. On the backup's own timeline: the
-# promoted standbys archive their timelines' history files into the same
-# directory, and the default ('latest') would follow one of them, which
-# the restore point is not on. The restore itself runs on the machine's
+# behind, used as the new primary. On the backup's own timeline, which the
+# restore point is on ('current', not the default 'latest', which would
+# follow a history file another timeline left in the archive; the servers
+# under libfaketime archive nothing). The restore itself runs on the machine's
 # clock: its restore_command (cp) is a child of the server and would run
 # under libfaketime too, where it once hung for 7 minutes (19, under
 # load); the server then starts again 30 s behind, before it issues IDs,
