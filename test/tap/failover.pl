@@ -59,10 +59,9 @@ sub set_offset
 }
 
 # Starts a node under libfaketime; clients run without it. Its archiving
-# is off: an archive_command (cp) is a child of the server and runs under
-# libfaketime too, where one hung for 60 s at a fast shutdown (17, a cold
-# matrix) and a restore_command's for 7 minutes (19, case 4 below). The
-# cases read only the primary's archive, which runs on the machine's clock.
+# is off: the archive_command (cp) is a child of the server and would run
+# under libfaketime too, where one hung a fast shutdown for 60 s (17, a
+# cold matrix); the cases read only the primary's archive.
 sub start_faked
 {
 	my ($node) = @_;
@@ -287,12 +286,11 @@ is(common(\@old, \@s3), 0, 'case 3: none of them is one of the first primary\'s 
 # Case 4: a point-in-time restore to before the primary's last IDs, 30 s
 # behind, used as the new primary. On the backup's own timeline, which the
 # restore point is on ('current', not the default 'latest', which would
-# follow a history file another timeline left in the archive; the servers
-# under libfaketime archive nothing). The restore itself runs on the machine's
-# clock: its restore_command (cp) is a child of the server and would run
-# under libfaketime too, where it once hung for 7 minutes (19, under
-# load); the server then starts again 30 s behind, before it issues IDs,
-# which is what the case is about.
+# follow a history file another timeline left in the archive). The
+# restore itself runs on the machine's clock, for the reason start_faked()
+# archives nothing: its restore_command (cp) once hung for 7 minutes under
+# libfaketime (19, under load); the server then starts again 30 s behind,
+# before it issues IDs, which is what the case is about.
 my $pitr = PostgreSQL::Test::Cluster->new('pitr');
 $pitr->init_from_backup($primary, 'b', has_restoring => 1, standby => 0);
 $pitr->append_conf('postgresql.conf', qq{
