@@ -257,6 +257,16 @@ SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
 -- the work; rebalance_resume() of an ended job does nothing.
 INSERT INTO shardid.rebalance_jobs (kind, options, state) VALUES ('rebalance', '{}', 'starting');
 SELECT state FROM shardid.rebalance_status();
+-- A driver commits its job's end, then exits: one found gone after a
+-- statement's snapshot may have ended the job since. The row as that
+-- snapshot saw it is alive when the table's row has ended since (a new
+-- snapshot reads it), never "interrupted" for a job that ended; not while
+-- the row has not ended.
+SELECT j AS seen FROM shardid.rebalance_jobs AS j WHERE state = 'starting' \gset
+UPDATE shardid.rebalance_jobs SET state = 'stopped' WHERE state = 'starting';
+SELECT shardid_internal._rebalance_job_alive(:'seen'::shardid.rebalance_jobs) AS seen_alive_ended_since;
+UPDATE shardid.rebalance_jobs SET state = 'starting' WHERE state = 'stopped' AND job_id = (:'seen'::shardid.rebalance_jobs).job_id;
+SELECT shardid_internal._rebalance_job_alive(:'seen'::shardid.rebalance_jobs) AS seen_alive_not_ended;
 \set VERBOSITY terse
 CALL shardid.rebalance('by_count', max_moves => 0);
 \set VERBOSITY default

@@ -41,6 +41,7 @@
 \ir router/_rebalance_worker_alive.sql
 \ir router/_rebalance_sleep.sql
 \ir router/_rebalance_wake.sql
+\ir router/_rebalance_job_ended.sql
 \ir router/_rebalance_job_alive.sql
 \ir router/_rebalance_options.sql
 \ir router/_rebalance_job_create.sql
