@@ -7,10 +7,15 @@
 
 -- shardid_rebalance: rebalance_status() reads shardid.rebalance_jobs and
 -- shardid.rebalance_job_moves (the moves in flight), which are for
--- administrators (they name who started each job, and the options).
+-- administrators (they name who started each job, and the options), and
+-- asks whether a job's driver is alive through the functions after it
+-- (each says only whether a process is there, or the job has ended).
 GRANT SELECT ON shardid.rebalance_jobs, shardid.rebalance_job_moves TO pg_monitor;
 GRANT EXECUTE ON FUNCTION shardid.rebalance_status(bigint),
-                          shardid_internal._rebalance_job_alive(shardid.rebalance_jobs) TO pg_monitor;
+                          shardid_internal._rebalance_job_alive(shardid.rebalance_jobs),
+                          shardid_internal._rebalance_worker_alive(integer, bigint, timestamptz),
+                          shardid_internal._backend_alive(integer, timestamptz),
+                          shardid_internal._rebalance_job_ended(bigint) TO pg_monitor;
 
 -- shardid_placement: whether each node accepts shards, from shardid.nodes
 -- (administrators only); the column alone, not the connect strings.

@@ -186,6 +186,16 @@ my $rebalance = $csv{shardid_rebalance};
 is(fields($rebalance, 1, qw(kind state failed running)) . ' '
 	  . value($rebalance, 'moves_done', 1) . '/' . value($rebalance, 'moves_planned', 1),
 	'rebalance failed 1 0 1/3', 'rebalance: kind state failed running moves');
+# A background job that has not ended: rebalance_status() asks whether its
+# driver is alive (router_setup.sql grants what it calls). This one's is
+# gone (a process that is not there; no worker registered), so it reads
+# interrupted, a failure, as the pg_monitor role too.
+$node->safe_psql('app', q{INSERT INTO shardid.rebalance_jobs (kind, options, state, moves_done, moves_planned, worker_pid, worker_start)
+                          VALUES ('drain', '{}', 'running', 0, 2, 2147483647, now())});
+my ($jret, $jout, $jerr) = as_exporter($sql{shardid_rebalance} // '');
+is($jret, 0, 'rebalance: the query runs as a pg_monitor role while a job has not ended') or diag($jerr);
+is(fields($jout, 1, qw(kind state failed running)), 'drain interrupted 1 0',
+	'rebalance: a job whose driver is gone reads interrupted');
 my $cluster = $csv{shardid_cluster};
 is(value($cluster, 'problems', row_where($cluster, 'kind', 'node_unreachable')), '1', 'cluster: node_unreachable');
 is(value($cluster, 'problems', row_where($cluster, 'kind', 'move_stalled')), '1', 'cluster: move_stalled (the move no session runs)');
