@@ -37,6 +37,8 @@ ALL_REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 ROUTER_REGRESS = nodes_moves nodes_rebalance cluster_check
 PLPROXY_REGRESS = nodes
 REGRESS = $(filter-out $(ROUTER_REGRESS) $(PLPROXY_REGRESS),$(ALL_REGRESS))
+# installcheck is defined below, to run REGRESS by its schedule.
+NO_INSTALLCHECK = 1
 REGRESS_OPTS = --inputdir=. --outputdir=results --load-extension=$(EXTENSION)
 
 ISOLATION = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test/isolation/specs/*.spec)))
@@ -93,15 +95,30 @@ test/unit/unit_tests: $(UNIT_OBJS)
 unitcheck: test/unit/unit_tests
 	test/unit/unit_tests
 
-# installcheck split by kind, so test/run-all can report each suite.
+# installcheck split by kind, so test/run-all can report each suite. The
+# pg_regress suite runs by its schedule, sql/schedule: tests in databases
+# of their own at once, two cores busy instead of one (the router tests
+# share contrib_regression and its dblink: one at a time).
+# schedule_check(FILE, TESTS) stops make when FILE does not name each of
+# TESTS exactly once.
+schedule_tests = $(shell sed -n 's/^test: //p' $(1))
+schedule_check = $(strip \
+	$(if $(filter-out $(call schedule_tests,$(1)),$(2)),$(error $(1) does not name $(filter-out $(call schedule_tests,$(1)),$(2)))) \
+	$(if $(filter-out $(2),$(call schedule_tests,$(1))),$(error $(1) names what is not a test of its suite: $(filter-out $(2),$(call schedule_tests,$(1))))) \
+	$(if $(filter-out $(words $(call schedule_tests,$(1))),$(words $(sort $(call schedule_tests,$(1))))),$(error $(1) names a test twice)))
 .PHONY: installcheck-regress installcheck-router installcheck-plproxy installcheck-isolation
 installcheck-regress:
-	$(pg_regress_installcheck) $(REGRESS_OPTS) $(REGRESS)
+	$(call schedule_check,sql/schedule,$(REGRESS))
+	$(pg_regress_installcheck) $(REGRESS_OPTS) --schedule=sql/schedule
 installcheck-router:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(ROUTER_REGRESS)
 installcheck-plproxy:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(PLPROXY_REGRESS)
-installcheck: router-tests-note
+# make installcheck (pg_buildext's autopkgtest, pgxn check): pg_regress by
+# its schedule, then the isolation specs; PGXS's own, which runs REGRESS
+# one test at a time, is off (NO_INSTALLCHECK).
+.PHONY: installcheck
+installcheck: installcheck-regress installcheck-isolation router-tests-note
 .PHONY: router-tests-note
 router-tests-note:
 	@echo "shardid: the router tests ($(ROUTER_REGRESS): dblink to this server) run with make installcheck-router, the PL/Proxy cluster's ($(PLPROXY_REGRESS)) with make installcheck-plproxy"
