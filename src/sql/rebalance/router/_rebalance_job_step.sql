@@ -72,12 +72,18 @@ BEGIN
     -- 1. workers gone without a word (a background job's; a job in a
     -- session runs its move itself): a move that is done counts; one left
     -- in progress is resumed from its phase (at most three times; not
-    -- when its job is being cancelled); else the move is in error
+    -- when its job is being cancelled); else the move is in error. A
+    -- worker records its move's end, then exits: one found gone after the
+    -- loop's snapshot may have recorded it since, which the row read
+    -- again (this statement's new snapshot) shows; that move is not
+    -- without a word.
     IF NOT j.in_session THEN
         FOR r IN SELECT * FROM shardid.rebalance_job_moves AS x
                   WHERE x.job_id = j.job_id AND x.state IN ('starting', 'running')
                     AND NOT COALESCE(shardid_internal._rebalance_worker_alive(x.worker_slot, x.worker_generation, x.worker_server), false)
                   ORDER BY x.shard LOOP
+            CONTINUE WHEN NOT EXISTS (SELECT FROM shardid.rebalance_job_moves AS x
+                                       WHERE x.job_id = r.job_id AND x.shard = r.shard AND x.state IN ('starting', 'running'));
             SELECT * INTO left_move FROM shardid.shard_moves AS x WHERE x.shard = r.shard;
             IF left_move.shard IS NULL AND (r.action = 'abort'
                                             OR EXISTS (SELECT FROM shardid.shard_placement AS p WHERE p.shard = r.shard AND p.node = r.target)) THEN
