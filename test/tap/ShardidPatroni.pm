@@ -64,6 +64,11 @@ sub new
 	}, $class;
 	chomp($self->{bindir} = `pg_config --bindir`);
 	($self->{major}) = `pg_config --version` =~ /PostgreSQL (\d+)/;
+	# Patroni's version, as a number (4.0.7 is 4.0007): what it does with
+	# a logical slot it does not know changed between releases
+	my ($maj, $min, $patch) = `patroni --version` =~ /(\d+)\.(\d+)(?:\.(\d+))?/
+	  or die 'patroni --version did not print a version';
+	$self->{patroni} = $maj + $min / 100 + ($patch // 0) / 10000;
 	$self->{etcd_port} = PostgreSQL::Test::Cluster::get_free_port();
 	my $peer = PostgreSQL::Test::Cluster::get_free_port();
 	my $client = "http://127.0.0.1:$self->{etcd_port}";
