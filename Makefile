@@ -98,17 +98,16 @@ unitcheck: test/unit/unit_tests
 # installcheck split by kind, so test/run-all can report each suite. The
 # pg_regress suite runs by its schedule, sql/schedule: tests in databases
 # of their own at once, two cores busy instead of one (the router tests
-# share contrib_regression and its dblink: one at a time).
-# schedule_check(FILE, TESTS) stops make when FILE does not name each of
-# TESTS exactly once.
-schedule_tests = $(shell sed -n 's/^test: //p' $(1))
+# share contrib_regression and its dblink: one at a time). make stops when
+# the schedule does not name each test of REGRESS exactly once.
+SCHEDULED = $(shell sed -n 's/^test: //p' sql/schedule)
 schedule_check = $(strip \
-	$(if $(filter-out $(call schedule_tests,$(1)),$(2)),$(error $(1) does not name $(filter-out $(call schedule_tests,$(1)),$(2)))) \
-	$(if $(filter-out $(2),$(call schedule_tests,$(1))),$(error $(1) names what is not a test of its suite: $(filter-out $(2),$(call schedule_tests,$(1))))) \
-	$(if $(filter-out $(words $(call schedule_tests,$(1))),$(words $(sort $(call schedule_tests,$(1))))),$(error $(1) names a test twice)))
+	$(if $(filter-out $(SCHEDULED),$(REGRESS)),$(error sql/schedule does not name $(filter-out $(SCHEDULED),$(REGRESS)))) \
+	$(if $(filter-out $(REGRESS),$(SCHEDULED)),$(error sql/schedule names what is not a test of its suite: $(filter-out $(REGRESS),$(SCHEDULED)))) \
+	$(if $(filter-out $(words $(SCHEDULED)),$(words $(sort $(SCHEDULED)))),$(error sql/schedule names a test twice)))
 .PHONY: installcheck-regress installcheck-router installcheck-plproxy installcheck-isolation
 installcheck-regress:
-	$(call schedule_check,sql/schedule,$(REGRESS))
+	$(schedule_check)
 	$(pg_regress_installcheck) $(REGRESS_OPTS) --schedule=sql/schedule
 installcheck-router:
 	$(pg_regress_installcheck) $(REGRESS_OPTS) $(ROUTER_REGRESS)

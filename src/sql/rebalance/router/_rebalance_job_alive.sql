@@ -21,15 +21,15 @@ CREATE OR REPLACE FUNCTION shardid_internal._rebalance_job_alive(j shardid.rebal
     SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT j.state IN ('starting', 'running', 'stopping')
-       AND CASE WHEN CASE WHEN j.in_session
-                          THEN EXISTS (SELECT FROM pg_stat_activity AS a
-                                        WHERE a.pid = j.worker_pid AND a.pid <> pg_catalog.pg_backend_pid()
-                                          AND (a.backend_start = j.worker_start OR a.backend_start IS NULL)
-                                          AND a.state IS DISTINCT FROM 'idle'
-                                          AND a.state IS DISTINCT FROM 'idle in transaction (aborted)')
-                          ELSE COALESCE(shardid_internal._rebalance_worker_alive(j.worker_slot, j.worker_generation, j.worker_server), false)
-                               OR (j.worker_start IS NOT NULL AND shardid_internal._backend_alive(j.worker_pid, j.worker_start))
-                     END
+       AND CASE WHEN j.in_session
+                 AND EXISTS (SELECT FROM pg_stat_activity AS a
+                              WHERE a.pid = j.worker_pid AND a.pid <> pg_catalog.pg_backend_pid()
+                                AND (a.backend_start = j.worker_start OR a.backend_start IS NULL)
+                                AND a.state IS DISTINCT FROM 'idle' AND a.state IS DISTINCT FROM 'idle in transaction (aborted)')
+                THEN true
+                WHEN NOT j.in_session
+                 AND (COALESCE(shardid_internal._rebalance_worker_alive(j.worker_slot, j.worker_generation, j.worker_server), false)
+                      OR (j.worker_start IS NOT NULL AND shardid_internal._backend_alive(j.worker_pid, j.worker_start)))
                 THEN true
                 -- gone now: did it end the job after the caller's snapshot?
                 ELSE shardid_internal._rebalance_job_ended(j.job_id)
