@@ -43,20 +43,29 @@ as_postgres() {
 	fi
 }
 
+# pg_free_port — a port for the next server: one no socket of this host is
+# bound to (/proc/net/tcp and tcp6: listening or not, TCP or the server's
+# unix socket), and none of SHARDID_SERVERS took. The range 7432-7531 lies
+# below the kernel's ephemeral ports (ip_local_port_range, 32768 and up by
+# default) and below PostgreSQL::Test::Cluster's (10200-32767): a port out of
+# the ephemeral range cannot be taken meanwhile by the local end of a
+# client's connection, which bind() then refuses with "Address already in
+# use" (the 18->19 upgrade test's third server once lost its port to one).
 pg_free_port() {
-	local port
-	for port in $(seq 54320 54420); do
-		if ! (echo > /dev/tcp/127.0.0.1/"$port") 2>/dev/null &&
-		   ! ls /tmp/.s.PGSQL."$port" >/dev/null 2>&1 &&
-		   ! ls /var/run/postgresql/.s.PGSQL."$port" >/dev/null 2>&1; then
-			local used=0 d
-			for d in "${SHARDID_SERVERS[@]}"; do
-				[ "$(cat "$d/port" 2>/dev/null)" = "$port" ] && used=1
-			done
-			[ $used = 0 ] && { echo "$port"; return 0; }
-		fi
+	local port hex used d tables=()
+	for d in /proc/net/tcp /proc/net/tcp6; do [ -r "$d" ] && tables+=("$d"); done
+	for port in $(seq 7432 7531); do
+		printf -v hex ':%04X' "$port"
+		awk -v hex="$hex" 'FNR > 1 && substr($2, length($2) - 4) == hex { found = 1 }
+			END { exit !found }' "${tables[@]}" && continue
+		[ -e /tmp/.s.PGSQL."$port" ] || [ -e /var/run/postgresql/.s.PGSQL."$port" ] && continue
+		used=0
+		for d in "${SHARDID_SERVERS[@]}"; do
+			[ "$(cat "$d/port" 2>/dev/null)" = "$port" ] && used=1
+		done
+		[ $used = 0 ] && { echo "$port"; return 0; }
 	done
-	echo "no free port" >&2
+	echo "no free port in 7432-7531" >&2
 	return 1
 }
 
