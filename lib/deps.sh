@@ -2,8 +2,9 @@
 # lib/deps.sh — install the Debian packages shardid builds and tests with,
 # for one PostgreSQL major (test/run-all, the release checks, the tests
 # across majors, bench/ and examples/quickstart.sh). Source it and call
-# install_deps; it installs only what is missing and puts that major's
-# programs first in PATH.
+# install_deps [PACKAGE...]; it installs only what is missing (with the
+# PACKAGEs a caller needs beyond building and testing: bench/run's gnuplot)
+# and puts that major's programs first in PATH.
 #
 # SHARDID_PG is the major (default 15, Debian 12's; 17, 18 and 19 in the
 # trixie and forky roots of test/matrix). postgresql-server-dev-NN pulls
@@ -22,7 +23,7 @@ SHARDID_PG=${SHARDID_PG:-15}
 
 shardid_deps() {
 	echo build-essential "postgresql-$SHARDID_PG" "postgresql-server-dev-$SHARDID_PG" \
-		libtap-parser-sourcehandler-pgtap-perl libipc-run-perl faketime libgtest-dev gnuplot-nox
+		libtap-parser-sourcehandler-pgtap-perl libipc-run-perl faketime libgtest-dev
 }
 
 # The packages of pg_cron (none for 19 yet), of the client and application

@@ -20,9 +20,12 @@ use strict;
 use warnings;
 
 use Exporter qw(import);
+use Digest::MD5 qw(md5_hex);
 use File::Basename qw(dirname);
+use File::Path qw(rmtree);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use Time::HiRes qw(gettimeofday);
 
 our @EXPORT = qw(data_node router_node have_extension router_dblink_sql
   node_insert_post_sql post_ids_sql writer_sql install_writer leftovers
@@ -32,6 +35,57 @@ unless (($ENV{PG_REGRESS} // '') =~ m{/pg_regress$} && -x $ENV{PG_REGRESS})
 {
 	chomp(my $pgxs = `pg_config --pgxs`);
 	$ENV{PG_REGRESS} = dirname(dirname($pgxs)) . '/test/regress/pg_regress';
+}
+
+# A server's initdb runs once per TAP run and per set of options; after
+# that Cluster.pm's init copies it (an initdb is about 1.7 s of CPU here, a
+# copy 0.1 s, and a leg's TAP files make about 90 servers). A copy gets a
+# system identifier of its own, made the way initdb makes one (seconds,
+# microseconds, process): shardid reads it to tell a router's changes apart
+# and to name a move's slots, so two servers of a test must not share one
+# (PostgreSQL 17's INITDB_TEMPLATE copies it as it is). The identifier is
+# written into the copy's pg_control, and pg_resetwal -f, which takes the
+# file's values although its checksum no longer matches, writes the file
+# again with its checksum and a new WAL under the new identifier, as
+# pg_upgrade does with a new cluster. The template lives in tmp_check,
+# made under a name of its own and renamed into place, so two tests
+# started at once each find a whole one.
+{
+	no warnings 'redefine';
+	my $run = \&PostgreSQL::Test::Utils::system_or_bail;
+	*PostgreSQL::Test::Utils::system_or_bail = sub {
+		return $_[0] eq 'initdb' ? initdb_copy($run, @_) : $run->(@_);
+	};
+}
+
+sub initdb_copy
+{
+	my ($run, @cmd) = @_;
+	my ($pgdata, @options);
+	for (my $i = 1; $i < @cmd; $i++)
+	{
+		if ($cmd[$i] eq '-D' || $cmd[$i] eq '--pgdata') { $pgdata = $cmd[ ++$i ]; }
+		else { push @options, $cmd[$i]; }
+	}
+	return $run->(@cmd) unless defined $pgdata;
+	# the programs found by PATH, and the options, name the template
+	my $template = "$PostgreSQL::Test::Utils::tmp_check/initdb-template-"
+	  . md5_hex(join("\0", $ENV{PATH}, @options));
+	unless (-d $template)
+	{
+		$run->('initdb', @options, '-D', "$template.$$");
+		rename("$template.$$", $template) or rmtree("$template.$$");
+	}
+	$run->('cp', '-RPp', $template, $pgdata);
+	my ($s, $us) = gettimeofday();
+	my $sysid = ($s << 32) | ($us << 12) | ($$ & 0xFFF);
+	open my $control, '+<:raw', "$pgdata/global/pg_control"
+	  or die "$pgdata/global/pg_control: $!";
+	print $control pack('Q<', $sysid);
+	close $control or die "$pgdata/global/pg_control: $!";
+	Test::More::note "initdb: a copy of $template, with system identifier $sysid";
+	$run->('pg_resetwal', '-f', '-D', $pgdata);
+	return;
 }
 
 # The settings of a data node: logical replication for online moves, and
