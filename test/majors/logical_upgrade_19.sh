@@ -98,9 +98,9 @@ next -f "$work/layout-next.sql" >/dev/null
 new -c "CREATE PUBLICATION shardid_all FOR ALL TABLES, ALL SEQUENCES" >/dev/null
 writer new "$work/writer-new.log" during-next
 subscribe next "$NEW_PORT" shardid_all
-wait "$writer_pid" || fail "the writer failed: $(tail -n 3 "$work/writer-new.log")"
 wait_until next "SELECT count(*) > 0 AND bool_and(srsubstate = 'r') FROM pg_subscription_rel" \
 	"every table and sequence is synchronised"
+writer_stop
 gens=$(next -c "SELECT count(*) FROM pg_subscription_rel AS r JOIN pg_class AS c ON c.oid = r.srrelid
                  JOIN pg_namespace AS n ON n.oid = c.relnamespace
                 WHERE c.relkind = 'S' AND n.nspname LIKE 'shard\_%'")
