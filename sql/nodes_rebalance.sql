@@ -273,6 +273,23 @@ CALL shardid.rebalance('by_count', max_moves => 0);
 SELECT count(*) AS interrupted FROM shardid.rebalance_jobs WHERE state = 'interrupted' AND NOT in_session;
 SELECT shardid.rebalance_resume() IS NULL AS nothing_to_resume;
 DELETE FROM shardid.rebalance_jobs WHERE state = 'interrupted' AND NOT in_session;
+-- Lock order: rebalance_resume(), the launcher and a new job hold SHARE
+-- ROW EXCLUSIVE on the table, then lock a job's row. The driver
+-- (_rebalance_job_begin(), _rebalance_job_step()) and rebalance_stop() lock
+-- a job's row and update it later: each takes ROW EXCLUSIVE first (held
+-- even when it updates nothing, as for this ended job), so that the others
+-- wait for it instead of deadlocking with it.
+SELECT max(job_id) AS ended_job FROM shardid.rebalance_jobs \gset
+BEGIN;
+SELECT shardid_internal._rebalance_job_begin(:ended_job) AS begins;
+SELECT string_agg(mode, ', ' ORDER BY mode) AS job_begin_locks FROM pg_locks
+ WHERE relation = 'shardid.rebalance_jobs'::regclass AND pid = pg_backend_pid() AND granted;
+ROLLBACK;
+BEGIN;
+SELECT shardid.rebalance_stop(:ended_job) AS stopped;
+SELECT string_agg(mode, ', ' ORDER BY mode) AS stop_locks FROM pg_locks
+ WHERE relation = 'shardid.rebalance_jobs'::regclass AND pid = pg_backend_pid() AND granted;
+ROLLBACK;
 SELECT dblink_disconnect('other');
 DROP ROLE regress_rebalance_nobody;
 -- Nothing to move (every shard excluded), or no move allowed.

@@ -18,6 +18,8 @@ DECLARE
     j shardid.rebalance_jobs;
     m shardid.shard_moves;
 BEGIN
+    -- ROW EXCLUSIVE on the table before the row's lock (see rebalance_resume())
+    LOCK TABLE shardid.rebalance_jobs IN ROW EXCLUSIVE MODE;
     SELECT * INTO j FROM shardid.rebalance_jobs AS x WHERE x.job_id = _rebalance_job_begin.job_id FOR UPDATE;
     IF NOT FOUND OR j.state NOT IN ('starting', 'running', 'stopping') THEN
         RETURN false;

@@ -59,6 +59,8 @@ DECLARE
     going_shards integer[];
     going_to   text[];
 BEGIN
+    -- ROW EXCLUSIVE on the table before the row's lock (see rebalance_resume())
+    LOCK TABLE shardid.rebalance_jobs IN ROW EXCLUSIVE MODE;
     SELECT * INTO j FROM shardid.rebalance_jobs AS x WHERE x.job_id = _rebalance_job_step.job_id FOR UPDATE;
     o := j.options;
     prefix := CASE WHEN j.kind = 'drain' THEN 'drain_node' ELSE 'rebalance' END;

@@ -18,6 +18,13 @@ DECLARE
     role oid;
     w    record;
 BEGIN
+    -- One job resumes at a time, and none while a job is created
+    -- (_rebalance_job_create(), _launcher_resume()): SHARE ROW EXCLUSIVE,
+    -- then the row's lock. Whoever locks a job's row to update it later
+    -- (the driver's _rebalance_job_begin() and _rebalance_job_step(),
+    -- rebalance_stop()) takes ROW EXCLUSIVE first, so that this waits for
+    -- it; holding only the row's lock, it would wait for this at its
+    -- UPDATE, a deadlock (a launcher's visit once failed a running job so).
     LOCK TABLE shardid.rebalance_jobs IN SHARE ROW EXCLUSIVE MODE;
     SELECT * INTO j FROM shardid.rebalance_jobs AS x
      WHERE x.job_id = COALESCE(rebalance_resume.job, (SELECT pg_catalog.max(y.job_id) FROM shardid.rebalance_jobs AS y))

@@ -20,6 +20,8 @@ BEGIN
     IF cancel_move IS NULL THEN
         RAISE EXCEPTION 'cancel_move must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- ROW EXCLUSIVE on the table before the row's lock (see rebalance_resume())
+    LOCK TABLE shardid.rebalance_jobs IN ROW EXCLUSIVE MODE;
     SELECT * INTO j FROM shardid.rebalance_jobs AS x
      WHERE x.job_id = COALESCE(rebalance_stop.job, (SELECT pg_catalog.max(y.job_id) FROM shardid.rebalance_jobs AS y))
      FOR UPDATE;
