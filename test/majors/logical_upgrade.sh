@@ -25,8 +25,8 @@ source lib/checks.sh
 source lib/server.sh
 source lib/roots.sh
 source test/majors/lib/upgrade.sh
-# the checkout's build on the host (test/matrix's 15 leg left it installed)
-if [[ " ${SHARDID_BUILT_FOR:-} " != *" $OLD "* ]]; then
+# the checkout's build on the host
+if ! built_by_matrix "$OLD"; then
 	install_deps
 	make -s clean >/dev/null
 	make -s -j"$(nproc)" >/dev/null

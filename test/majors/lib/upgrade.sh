@@ -10,15 +10,18 @@
 #   old() { q -h 127.0.0.1 -p "$OLD_PORT" -d app "$@"; }
 # Every server listens on 127.0.0.1; clients run on this host.
 
+# built_by_matrix MAJOR — whether test/matrix's leg of MAJOR passed
+# (SHARDID_BUILT_FOR): its root, or the host for 15, holds this checkout's
+# build and the packages already.
+built_by_matrix() { [[ " ${SHARDID_BUILT_FOR:-} " == *" $1 "* ]]; }
+
 # prepare_root MAJOR — the root entered, shardid built (a job per core) and
 # installed there (with the packages of the TAP tier every major runs at
-# most: these tests need no more). test/matrix names in SHARDID_BUILT_FOR
-# the majors whose leg passed: their root holds this checkout's build and
-# the packages already, so it is only entered.
+# most: these tests need no more), unless built_by_matrix.
 prepare_root() {
 	root_ensure "$1"
 	root_enter "$1"
-	[[ " ${SHARDID_BUILT_FOR:-} " != *" $1 "* ]] || return 0
+	! built_by_matrix "$1" || return 0
 	root_copy_checkout "$1"
 	root_run "$1" bash -c "cd /build/shardid && SHARDID_PG=$1 && SHARDID_DEPS_TIERS=every && source lib/deps.sh &&
 		install_deps >/dev/null && make -s clean >/dev/null && make -s -j\$(nproc) >/dev/null && make -s install >/dev/null"
